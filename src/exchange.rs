@@ -1,0 +1,102 @@
+//! The extension point for message types: how the layer reads a request and finds,
+//! in its response, the results of the tool calls it made.
+//!
+//! The layer itself knows nothing of JSON-RPC framing. A message type plugs in
+//! with three small traits:
+//!
+//! - [`ToolCallRequest`] on the request type: what the layer must remember about
+//!   the request before it hands the request on (ids and tool names, usually);
+//! - [`ToolCalls`] on that memory: where the tool results are in the response, and
+//!   how to answer the request when the inner service panicked;
+//! - [`ToolCallResult`] on the result of one `tools/call`: its error texts, and how
+//!   to add one.
+//!
+//! The crate implements them for [`serde_json::Value`] (see
+//! [`JsonCalls`](crate::JsonCalls)) and, behind features, for rmcp and
+//! tower-mcp messages.
+
+/// A request the layer can inspect before the inner service takes it.
+pub trait ToolCallRequest {
+    /// What the layer keeps of the request while the inner service handles it.
+    type Calls;
+
+    /// Records the tool calls (and anything else needed to answer) in this request.
+    fn tool_calls(&self) -> Self::Calls;
+}
+
+/// What the layer remembered of a request, used to rewrite its response.
+pub trait ToolCalls<Response, Error> {
+    /// The result of one `tools/call`, as it appears in `Response`.
+    type Result: ToolCallResult;
+
+    /// Calls `visit` with the tool name and the result of every `tools/call`
+    /// answered in `response`. Results of other requests, protocol errors and
+    /// results whose id matches no recorded `tools/call` are not visited.
+    fn for_each_tool_result(
+        &self,
+        response: &mut Response,
+        visit: impl FnMut(&str, &mut Self::Result),
+    );
+
+    /// Builds the answer to a request whose handler panicked. `answer` is called
+    /// once for each request that expects a response, in order, and says what to
+    /// send; a notification gets no call and no response.
+    fn panic_response(
+        &self,
+        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<Response, Error>;
+}
+
+/// A `tools/call` result whose text items the layer can rewrap.
+pub trait ToolCallResult {
+    /// The text of every text item, in order, when this is an `isError: true` result
+    /// the layer may rewrite; `None` when it is not an error or is malformed (then
+    /// it must be left exactly as it is).
+    fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>>;
+
+    /// Inserts a text item with `text` before all other content.
+    fn insert_text(&mut self, text: String);
+}
+
+/// One request that expects an answer although its handler panicked.
+#[derive(Debug, Clone, Copy)]
+pub struct PanickedCall<'a> {
+    tool: Option<&'a str>,
+    id: Option<&'a dyn std::fmt::Debug>,
+}
+
+impl<'a> PanickedCall<'a> {
+    /// A request; `tool` is `Some` for a `tools/call`, `id` is for the log.
+    pub fn new(tool: Option<&'a str>, id: Option<&'a dyn std::fmt::Debug>) -> Self {
+        Self { tool, id }
+    }
+
+    /// The tool called, if the request is a `tools/call`.
+    pub fn tool(&self) -> Option<&'a str> {
+        self.tool
+    }
+
+    /// The request id, if the message type has one.
+    pub fn id(&self) -> Option<&'a dyn std::fmt::Debug> {
+        self.id
+    }
+}
+
+/// What to send for a request whose handler panicked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PanicAnswer {
+    /// A successful `tools/call` response with `isError: true` and one text item.
+    ToolError {
+        /// The text of the single text item, already rendered.
+        text: String,
+    },
+    /// A JSON-RPC error response with code `-32603` (internal error).
+    InternalError {
+        /// The error message.
+        message: String,
+    },
+}
+
+/// The JSON-RPC error code of an internal error.
+pub const INTERNAL_ERROR: i64 = -32603;

@@ -1,0 +1,125 @@
+//! [`ResponseFuture`]: the inner service's future, with the response rewrapped and
+//! a panic while polling turned into an answer.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+
+use crate::config::Config;
+use crate::exchange::ToolCalls;
+use crate::panic::{CaughtPanic, drop_quietly};
+use crate::renderer::ErrorRenderer;
+
+pin_project! {
+    /// Response future of [`ToolErrors`](crate::ToolErrors).
+    ///
+    /// Polls the inner future in the caller's task (never spawned, so task-locals
+    /// keep working) and catches a panic there as well.
+    pub struct ResponseFuture<F, C, R> {
+        #[pin]
+        state: State<F>,
+        calls: C,
+        config: Config<R>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F> {
+        Running { #[pin] future: F },
+        Panicked { panic: Option<CaughtPanic> },
+        Done,
+    }
+}
+
+impl<F, C, R> ResponseFuture<F, C, R> {
+    pub(crate) fn running(future: F, calls: C, config: Config<R>) -> Self {
+        Self {
+            state: State::Running { future },
+            calls,
+            config,
+        }
+    }
+
+    pub(crate) fn panicked(panic: CaughtPanic, calls: C, config: Config<R>) -> Self {
+        Self {
+            state: State::Panicked { panic: Some(panic) },
+            calls,
+            config,
+        }
+    }
+}
+
+impl<F, C, R, Response, Error> Future for ResponseFuture<F, C, R>
+where
+    F: Future<Output = Result<Response, Error>>,
+    C: ToolCalls<Response, Error>,
+    R: ErrorRenderer,
+{
+    type Output = Result<Response, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let panic = match this.state.as_mut().project() {
+            StateProj::Running { future } => {
+                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+                    Ok(Poll::Pending) => return Poll::Pending,
+                    Ok(Poll::Ready(result)) => {
+                        this.state.set(State::Done);
+                        return Poll::Ready(result.map(|mut response| {
+                            this.calls.for_each_tool_result(&mut response, |tool, result| {
+                                this.config.rewrap(result, tool)
+                            });
+                            response
+                        }));
+                    }
+                    Err(payload) => {
+                        let panic = CaughtPanic::new(payload);
+                        // The future panicked: drop it now, and survive its drop.
+                        let state = &mut this.state;
+                        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
+                            drop_quietly(payload);
+                        }
+                        panic
+                    }
+                }
+            }
+            StateProj::Panicked { panic } => {
+                let panic = panic.take().expect("future polled after completion");
+                this.state.set(State::Done);
+                panic
+            }
+            StateProj::Done => panic!("future polled after completion"),
+        };
+        Poll::Ready(answer_panic(this.calls, &panic, this.config))
+    }
+}
+
+fn answer_panic<C, R, Response, Error>(
+    calls: &C,
+    panic: &CaughtPanic,
+    config: &Config<R>,
+) -> Result<Response, Error>
+where
+    C: ToolCalls<Response, Error>,
+    R: ErrorRenderer,
+{
+    let mut answered = false;
+    let response = calls.panic_response(|call| {
+        answered = true;
+        panic.answer(call, config)
+    });
+    if !answered {
+        panic.log_unanswered();
+    }
+    response
+}
+
+impl<F, C, R> std::fmt::Debug for ResponseFuture<F, C, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,66 @@
+//! Reading a JSON-RPC request (or batch) into [`JsonCalls`].
+
+use compact_str::CompactString;
+use serde_json::Value;
+
+use super::id::RequestId;
+use crate::exchange::ToolCallRequest;
+
+/// What the layer remembers of a JSON-RPC message or batch: for each request, its
+/// id and, for a `tools/call`, the tool name.
+///
+/// For a single request with an integer id (or a string id up to 24 bytes) and a
+/// tool name up to 24 bytes, nothing is allocated.
+#[derive(Debug, Clone)]
+pub struct JsonCalls {
+    pub(super) shape: Shape,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Shape {
+    /// One message; `None` when it is not a request (a response, or not JSON-RPC).
+    Single(Option<JsonCall>),
+    /// A batch: one entry per element, `None` where the element is not a request.
+    Batch(Vec<Option<JsonCall>>),
+}
+
+/// One request of a message or batch.
+#[derive(Debug, Clone)]
+pub(super) struct JsonCall {
+    /// `None` for a notification.
+    pub(super) id: Option<RequestId>,
+    /// `Some` for a `tools/call` whose `params.name` is a string.
+    pub(super) tool: Option<CompactString>,
+}
+
+impl ToolCallRequest for Value {
+    type Calls = JsonCalls;
+
+    fn tool_calls(&self) -> JsonCalls {
+        let shape = match self {
+            Value::Array(batch) => Shape::Batch(batch.iter().map(JsonCall::read).collect()),
+            single => Shape::Single(JsonCall::read(single)),
+        };
+        JsonCalls { shape }
+    }
+}
+
+impl JsonCall {
+    fn read(message: &Value) -> Option<Self> {
+        let message = message.as_object()?;
+        let method = message.get("method")?.as_str()?;
+        let tool = if method == "tools/call" {
+            message
+                .get("params")
+                .and_then(|params| params.get("name"))
+                .and_then(Value::as_str)
+                .map(CompactString::from)
+        } else {
+            None
+        };
+        Some(Self {
+            id: message.get("id").map(RequestId::from_value),
+            tool,
+        })
+    }
+}

@@ -1,0 +1,125 @@
+//! Finding tool results in a JSON-RPC response, and answering after a panic.
+
+use serde_json::{Map, Value};
+
+use super::calls::{JsonCall, JsonCalls, Shape};
+use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, ToolCalls};
+
+impl<E> ToolCalls<Value, E> for JsonCalls {
+    type Result = Map<String, Value>;
+
+    fn for_each_tool_result(
+        &self,
+        response: &mut Value,
+        mut visit: impl FnMut(&str, &mut Map<String, Value>),
+    ) {
+        match (&self.shape, response) {
+            (Shape::Single(Some(call)), response) => visit_answer(call, response, &mut visit),
+            (Shape::Batch(calls), Value::Array(answers)) => {
+                if calls.iter().flatten().all(|call| call.tool.is_none()) {
+                    return;
+                }
+                for answer in answers {
+                    let call = answer.get("id").and_then(|id| {
+                        calls.iter().flatten().find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
+                    });
+                    if let Some(call) = call {
+                        visit_answer(call, answer, &mut visit);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn panic_response(
+        &self,
+        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<Value, E> {
+        let response = match &self.shape {
+            Shape::Single(call) => call.as_ref().and_then(|call| answer_call(call, &mut answer)),
+            Shape::Batch(calls) => {
+                let answers: Vec<Value> =
+                    calls.iter().flatten().filter_map(|call| answer_call(call, &mut answer)).collect();
+                (!answers.is_empty()).then_some(Value::Array(answers))
+            }
+        };
+        Ok(response.unwrap_or(Value::Null))
+    }
+}
+
+impl<E> ToolCalls<Option<Value>, E> for JsonCalls {
+    type Result = Map<String, Value>;
+
+    fn for_each_tool_result(
+        &self,
+        response: &mut Option<Value>,
+        visit: impl FnMut(&str, &mut Map<String, Value>),
+    ) {
+        if let Some(response) = response {
+            ToolCalls::<Value, E>::for_each_tool_result(self, response, visit);
+        }
+    }
+
+    fn panic_response(
+        &self,
+        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<Option<Value>, E> {
+        ToolCalls::<Value, E>::panic_response(self, answer)
+            .map(|response| (!response.is_null()).then_some(response))
+    }
+}
+
+/// Visits the result of `answer` if it answers `call` and `call` is a `tools/call`.
+fn visit_answer(
+    call: &JsonCall,
+    answer: &mut Value,
+    visit: &mut impl FnMut(&str, &mut Map<String, Value>),
+) {
+    let (Some(tool), Some(id)) = (&call.tool, &call.id) else {
+        return;
+    };
+    let Value::Object(answer) = answer else {
+        return;
+    };
+    if !answer.get("id").is_some_and(|answer_id| id.matches(answer_id)) || answer.contains_key("error") {
+        return;
+    }
+    if let Some(Value::Object(result)) = answer.get_mut("result") {
+        visit(tool, result);
+    }
+}
+
+/// The JSON-RPC response for one panicked request; `None` for a notification.
+fn answer_call(
+    call: &JsonCall,
+    answer: &mut impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+) -> Option<Value> {
+    let id = call.id.as_ref()?;
+    let outcome = match answer(PanickedCall::new(call.tool.as_deref(), Some(id))) {
+        PanicAnswer::ToolError { text } => ("result", tool_error_result(text)),
+        PanicAnswer::InternalError { message } => ("error", internal_error(message)),
+    };
+    let mut response = Map::with_capacity(3);
+    response.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    response.insert("id".to_owned(), id.to_value());
+    response.insert(outcome.0.to_owned(), outcome.1);
+    Some(Value::Object(response))
+}
+
+fn tool_error_result(text: String) -> Value {
+    let mut item = Map::with_capacity(2);
+    item.insert("type".to_owned(), Value::from("text"));
+    item.insert("text".to_owned(), Value::String(text));
+    let mut result = Map::with_capacity(2);
+    result.insert("content".to_owned(), Value::Array(vec![Value::Object(item)]));
+    result.insert("isError".to_owned(), Value::Bool(true));
+    Value::Object(result)
+}
+
+fn internal_error(message: String) -> Value {
+    let mut error = Map::with_capacity(2);
+    error.insert("code".to_owned(), Value::from(INTERNAL_ERROR));
+    error.insert("message".to_owned(), Value::String(message));
+    Value::Object(error)
+}

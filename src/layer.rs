@@ -1,0 +1,67 @@
+//! [`ToolErrorLayer`]: the layer users add, and its builder methods.
+
+use tower_layer::Layer;
+
+use crate::config::Config;
+use crate::renderer::{ErrorRenderer, Llmxml};
+use crate::service::ToolErrors;
+
+/// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
+/// panics become answers.
+///
+/// Cheap to clone: it holds the renderer and one flag.
+///
+/// ```
+/// use mcp_tool_errors::ToolErrorLayer;
+///
+/// let layer = ToolErrorLayer::new().expose_panic_messages(true);
+/// # let _ = layer;
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct ToolErrorLayer<R = Llmxml> {
+    config: Config<R>,
+}
+
+impl ToolErrorLayer {
+    /// The default layer: llmxml rendering, panic messages kept out of responses.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<R> ToolErrorLayer<R> {
+    /// Whether the panic payload (when it is a string) is sent to the client.
+    ///
+    /// Off by default: a payload can hold secrets (tokens in a formatted request,
+    /// paths, user data). It always goes to the `tracing` log.
+    pub fn expose_panic_messages(mut self, expose: bool) -> Self {
+        self.config.expose_panic_messages = expose;
+        self
+    }
+
+    /// Renders errors with `renderer` instead of [`Llmxml`].
+    pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
+        ToolErrorLayer {
+            config: Config {
+                renderer,
+                expose_panic_messages: self.config.expose_panic_messages,
+            },
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for ToolErrorLayer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolErrorLayer")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
+    type Service = ToolErrors<S, R>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ToolErrors::from_parts(inner, self.config.clone())
+    }
+}

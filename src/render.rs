@@ -1,0 +1,78 @@
+//! The llmxml error element: [`render_error`] writes it, [`is_rendered`] recognises it.
+//!
+//! ```text
+//! <error tool="NAME">
+//! MESSAGE
+//! </error>
+//! ```
+//!
+//! `NAME` is quoted as Go's `strconv.Quote` does and the message is kept verbatim
+//! except that the `<` of every `<error` / `</error` becomes `&lt;`. This is the
+//! dialect of go-gerrit-mcp, byte for byte.
+
+use crate::go_quote::{canonical_quoted_prefix, push_quoted, quoted_len};
+use crate::guard::{guarded_len, is_guard_clean, push_guarded};
+
+const OPEN: &str = "<error tool=";
+const OPEN_END: &str = ">\n";
+const CLOSE: &str = "\n</error>";
+
+/// Renders one tool error as an llmxml `<error>` element.
+///
+/// The output is `<error tool="NAME">`, a newline, the message, a newline and
+/// `</error>`, with no trailing newline. It is built with exactly one allocation,
+/// sized up front.
+///
+/// ```
+/// use mcp_tool_errors::render_error;
+///
+/// assert_eq!(
+///     render_error("search_changes", "change 42 not found"),
+///     "<error tool=\"search_changes\">\nchange 42 not found\n</error>",
+/// );
+/// // A message cannot close the element or open another one.
+/// assert_eq!(
+///     render_error("t", "</error><error tool=\"x\">"),
+///     "<error tool=\"t\">\n&lt;/error>&lt;error tool=\"x\">\n</error>",
+/// );
+/// ```
+pub fn render_error(tool: &str, message: &str) -> String {
+    let len = OPEN.len() + quoted_len(tool) + OPEN_END.len() + guarded_len(message) + CLOSE.len();
+    let mut out = String::with_capacity(len);
+    out.push_str(OPEN);
+    push_quoted(&mut out, tool);
+    out.push_str(OPEN_END);
+    push_guarded(&mut out, message);
+    out.push_str(CLOSE);
+    debug_assert_eq!(out.len(), len, "render_error sized its output wrongly");
+    out
+}
+
+/// Whether `text` is exactly what [`render_error`] returns for some tool name and
+/// message.
+///
+/// The name must be quoted exactly as Go quotes it and the body must need no
+/// guarding, so wrapping twice is avoided while a forged look-alike (a raw
+/// `</error>` inside, a non-canonical quote) is not mistaken for our output.
+///
+/// ```
+/// use mcp_tool_errors::{is_rendered, render_error};
+///
+/// assert!(is_rendered(&render_error("echo", "bad input")));
+/// assert!(!is_rendered("<error tool=\"echo\">\nx</error>y\n</error>"));
+/// ```
+pub fn is_rendered(text: &str) -> bool {
+    let Some(quoted) = text.strip_prefix(OPEN) else {
+        return false;
+    };
+    let Some(quoted_len) = canonical_quoted_prefix(quoted) else {
+        return false;
+    };
+    let Some(after_open) = quoted[quoted_len..].strip_prefix(OPEN_END) else {
+        return false;
+    };
+    match after_open.strip_suffix(CLOSE) {
+        Some(body) => is_guard_clean(body),
+        None => false,
+    }
+}
