@@ -74,7 +74,13 @@ mod panic;
 mod render;
 mod renderer;
 mod rewrap;
+#[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
+pub mod rmcp;
 mod service;
+#[cfg(feature = "tower-mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
+pub mod tower_mcp;
 
 pub use builder::ServiceBuilderExt;
 pub use exchange::{PanicAnswer, PanickedCall, ToolCallRequest, ToolCallResult, ToolCalls};

@@ -1,0 +1,1 @@
+//! rmcp support (feature `rmcp`).

@@ -1,0 +1,1 @@
+//! tower-mcp support (feature `tower-mcp`).

@@ -1,0 +1,141 @@
+//! The golden corpus: `golden/<case>.in.json` says what a client sends and how the
+//! inner service behaves; `golden/<case>.out.json` holds, byte for byte, what the
+//! client receives through the layer (pretty-printed JSON and a newline, or `null`
+//! when no response is sent).
+//!
+//! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// One golden case, as read from its `.in.json` file.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: String,
+    /// What the case pins, in one sentence.
+    pub rule: String,
+    /// The message (or batch) the client sends.
+    pub request: Value,
+    pub inner: Inner,
+    /// `ToolErrorLayer::expose_panic_messages`.
+    pub expose_panic_messages: bool,
+    /// Whether the rule says the response passes through unchanged.
+    pub untouched: bool,
+}
+
+/// How the inner service behaves for a case.
+#[derive(Debug, Clone)]
+pub enum Inner {
+    /// Answers with this message; `Value::Null` means no response.
+    Respond(Value),
+    /// Panics with a string payload, in `call` or while its future is polled.
+    Panic { at: PanicAt, payload: Payload },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PanicAt {
+    Call,
+    Poll,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    Str(String),
+    /// `std::panic::panic_any` with an integer: not a string payload.
+    Integer(i64),
+}
+
+impl Payload {
+    /// Panics with this payload.
+    pub fn raise(&self) -> ! {
+        match self {
+            Payload::Str(message) => std::panic::panic_any(message.clone()),
+            Payload::Integer(n) => std::panic::panic_any(*n),
+        }
+    }
+}
+
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
+}
+
+/// Every case of the corpus, sorted by name.
+pub fn load_cases() -> Vec<Case> {
+    let mut names: Vec<String> = std::fs::read_dir(golden_dir())
+        .expect("golden/ exists")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|file| file.strip_suffix(".in.json").map(str::to_owned))
+        .collect();
+    names.sort();
+    names.iter().map(|name| read_case(name)).collect()
+}
+
+fn read_case(name: &str) -> Case {
+    let path = golden_dir().join(format!("{name}.in.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let spec: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let inner = &spec["inner"];
+    let inner = if let Some(response) = inner.get("respond") {
+        Inner::Respond(response.clone())
+    } else {
+        let at = match inner["panic_in"].as_str() {
+            Some("call") => PanicAt::Call,
+            Some("poll") => PanicAt::Poll,
+            other => panic!("{name}: inner.panic_in must be \"call\" or \"poll\", not {other:?}"),
+        };
+        let payload = match &inner["payload"] {
+            Value::String(s) => Payload::Str(s.clone()),
+            Value::Number(n) => Payload::Integer(n.as_i64().expect("integer payload")),
+            other => panic!("{name}: unsupported payload {other}"),
+        };
+        Inner::Panic { at, payload }
+    };
+    Case {
+        name: name.to_owned(),
+        rule: spec["rule"].as_str().unwrap_or_else(|| panic!("{name}: no rule")).to_owned(),
+        request: spec["request"].clone(),
+        inner,
+        expose_panic_messages: spec["layer"]["expose_panic_messages"].as_bool().unwrap_or(false),
+        untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+/// The bytes a response is pinned as.
+pub fn serialize_output(response: &Value) -> String {
+    let mut out = serde_json::to_string_pretty(response).unwrap();
+    out.push('\n');
+    out
+}
+
+/// Compares `actual` with `golden/<case>.out.json`, or rewrites it under
+/// `UPDATE_GOLDEN=1`. Returns a description of the mismatch, if any.
+pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
+    let path = golden_dir().join(format!("{case}.out.json"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).unwrap();
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{case}: cannot read {}: {e} (bless with UPDATE_GOLDEN=1)", path.display()))?;
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!("{case}: output differs from {}\n--- expected\n{expected}--- actual\n{actual}", path.display()))
+    }
+}
+
+/// Fails on any file in `golden/` that is not the input or output of a case.
+pub fn assert_no_stray_files(cases: &[Case]) {
+    let used: BTreeSet<String> = cases
+        .iter()
+        .flat_map(|case| [format!("{}.in.json", case.name), format!("{}.out.json", case.name)])
+        .collect();
+    let stray: Vec<String> = std::fs::read_dir(golden_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|file| !used.contains(file))
+        .collect();
+    assert!(stray.is_empty(), "golden files that no case uses: {stray:?}");
+}

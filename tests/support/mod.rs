@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+pub mod golden;
+pub mod quiet_panics;
