@@ -70,9 +70,10 @@ where
                     Ok(Poll::Ready(result)) => {
                         this.state.set(State::Done);
                         return Poll::Ready(result.map(|mut response| {
-                            this.calls.for_each_tool_result(&mut response, |tool, result| {
-                                this.config.rewrap(result, tool)
-                            });
+                            this.calls
+                                .for_each_tool_result(&mut response, |tool, result| {
+                                    this.config.rewrap(result, tool)
+                                });
                             response
                         }));
                     }
@@ -80,7 +81,9 @@ where
                         let panic = CaughtPanic::new(payload);
                         // The future panicked: drop it now, and survive its drop.
                         let state = &mut this.state;
-                        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
+                        if let Err(payload) =
+                            catch_unwind(AssertUnwindSafe(|| state.set(State::Done)))
+                        {
                             drop_quietly(payload);
                         }
                         panic

@@ -54,7 +54,10 @@ mod tests {
     fn escapes_only_error_tags() {
         assert_eq!(guard("a < b <e <err"), "a < b <e <err");
         assert_eq!(guard("</error><error x>"), "&lt;/error>&lt;error x>");
-        assert_eq!(guard("<ErRoR</ERROR<errors"), "&lt;ErRoR&lt;/ERROR&lt;errors");
+        assert_eq!(
+            guard("<ErRoR</ERROR<errors"),
+            "&lt;ErRoR&lt;/ERROR&lt;errors"
+        );
         assert_eq!(guard("<//error </ error"), "<//error </ error");
         assert_eq!(guard("<"), "<");
         assert_eq!(guard("é<error"), "é&lt;error");

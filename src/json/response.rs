@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::calls::{JsonCall, JsonCalls, Shape};
+use super::tool_result::text_item;
 use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, ToolCalls};
 
 impl<E> ToolCalls<Value, E> for JsonCalls {
@@ -21,7 +22,10 @@ impl<E> ToolCalls<Value, E> for JsonCalls {
                 }
                 for answer in answers {
                     let call = answer.get("id").and_then(|id| {
-                        calls.iter().flatten().find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
+                        calls
+                            .iter()
+                            .flatten()
+                            .find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
                     });
                     if let Some(call) = call {
                         visit_answer(call, answer, &mut visit);
@@ -37,10 +41,15 @@ impl<E> ToolCalls<Value, E> for JsonCalls {
         mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<Value, E> {
         let response = match &self.shape {
-            Shape::Single(call) => call.as_ref().and_then(|call| answer_call(call, &mut answer)),
+            Shape::Single(call) => call
+                .as_ref()
+                .and_then(|call| answer_call(call, &mut answer)),
             Shape::Batch(calls) => {
-                let answers: Vec<Value> =
-                    calls.iter().flatten().filter_map(|call| answer_call(call, &mut answer)).collect();
+                let answers: Vec<Value> = calls
+                    .iter()
+                    .flatten()
+                    .filter_map(|call| answer_call(call, &mut answer))
+                    .collect();
                 (!answers.is_empty()).then_some(Value::Array(answers))
             }
         };
@@ -82,7 +91,11 @@ fn visit_answer(
     let Value::Object(answer) = answer else {
         return;
     };
-    if !answer.get("id").is_some_and(|answer_id| id.matches(answer_id)) || answer.contains_key("error") {
+    if !answer
+        .get("id")
+        .is_some_and(|answer_id| id.matches(answer_id))
+        || answer.contains_key("error")
+    {
         return;
     }
     if let Some(Value::Object(result)) = answer.get_mut("result") {
@@ -108,11 +121,8 @@ fn answer_call(
 }
 
 fn tool_error_result(text: String) -> Value {
-    let mut item = Map::with_capacity(2);
-    item.insert("type".to_owned(), Value::from("text"));
-    item.insert("text".to_owned(), Value::String(text));
     let mut result = Map::with_capacity(2);
-    result.insert("content".to_owned(), Value::Array(vec![Value::Object(item)]));
+    result.insert("content".to_owned(), Value::Array(vec![text_item(text)]));
     result.insert("isError".to_owned(), Value::Bool(true));
     Value::Object(result)
 }

@@ -11,7 +11,10 @@ impl ToolCallResult for Map<String, Value> {
         }
         let content = self.get_mut("content")?.as_array_mut()?;
         // Malformed text items make the whole result untouchable.
-        if content.iter().any(|item| is_text_item(item) && !item["text"].is_string()) {
+        if content
+            .iter()
+            .any(|item| is_text_item(item) && !item["text"].is_string())
+        {
             return None;
         }
         Some(content.iter_mut().filter_map(|item| {
@@ -26,13 +29,18 @@ impl ToolCallResult for Map<String, Value> {
     }
 
     fn insert_text(&mut self, text: String) {
-        let mut item = Map::with_capacity(2);
-        item.insert("type".to_owned(), Value::from("text"));
-        item.insert("text".to_owned(), Value::String(text));
         if let Some(Value::Array(content)) = self.get_mut("content") {
-            content.insert(0, Value::Object(item));
+            content.insert(0, text_item(text));
         }
     }
+}
+
+/// A `{"type": "text", "text": ...}` content item.
+pub(super) fn text_item(text: String) -> Value {
+    let mut item = Map::with_capacity(2);
+    item.insert("type".to_owned(), Value::from("text"));
+    item.insert("text".to_owned(), Value::String(text));
+    Value::Object(item)
 }
 
 fn is_text_item(item: &Value) -> bool {

@@ -1,0 +1,224 @@
+//! The layer through its public API: construction, pass-through of what it must
+//! not touch, renderers, stacking and logs.
+
+mod support;
+
+use std::convert::Infallible;
+use std::future::{Ready, ready};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use mcp_tool_errors::{ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
+use serde_json::{Value, json};
+use support::golden::{Inner, PanicAt, load_cases, serialize_output};
+use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
+
+fn tool_call(id: u64, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+}
+
+fn error_result(id: &Value, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}], "isError": true}})
+}
+
+/// An inner service that answers every request with an error result holding `text`.
+fn failing_tool(
+    text: &'static str,
+) -> impl Service<Value, Response = Value, Error = Infallible, Future = Ready<Result<Value, Infallible>>>
++ Clone {
+    service_fn(move |request: Value| ready(Ok(error_result(&request["id"], text))))
+}
+
+fn first_text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text item")
+}
+
+#[test]
+fn layer_is_cheap_shareable_and_printable() {
+    fn assert_traits<T: Clone + std::fmt::Debug + Default + Send + Sync + 'static>() {}
+    assert_traits::<ToolErrorLayer>();
+    let debug = format!("{:?}", ToolErrorLayer::new().expose_panic_messages(true));
+    assert!(debug.contains("expose_panic_messages: true"), "{debug}");
+    let with_closure =
+        ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}"));
+    assert!(format!("{with_closure:?}").contains("ToolErrorLayer"));
+}
+
+#[tokio::test]
+async fn one_builder_method_enables_it() {
+    let service = ServiceBuilder::new()
+        .tool_errors()
+        .service(failing_tool("nope"));
+    let response = service.oneshot(tool_call(1, "lookup")).await.unwrap();
+    assert_eq!(first_text(&response), render_error("lookup", "nope"));
+}
+
+#[tokio::test]
+async fn an_inner_error_passes_through_unchanged() {
+    #[derive(Debug, PartialEq)]
+    struct TransportClosed;
+    let inner = service_fn(|_: Value| ready(Err::<Value, _>(TransportClosed)));
+    let result = ToolErrors::new(inner).oneshot(tool_call(1, "t")).await;
+    assert_eq!(result.unwrap_err(), TransportClosed);
+}
+
+/// A service that is not ready until told, and can fail readiness.
+#[derive(Clone)]
+struct Gate {
+    state: Arc<Mutex<Poll<Result<(), &'static str>>>>,
+}
+
+impl Service<Value> for Gate {
+    type Response = Value;
+    type Error = &'static str;
+    type Future = Ready<Result<Value, &'static str>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), &'static str>> {
+        self.state.lock().unwrap().clone()
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        ready(Ok(request))
+    }
+}
+
+#[test]
+fn readiness_is_the_inner_services() {
+    let state = Arc::new(Mutex::new(Poll::Pending));
+    let mut service = ToolErrors::new(Gate {
+        state: state.clone(),
+    });
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert_eq!(service.poll_ready(&mut cx), Poll::Pending);
+    *state.lock().unwrap() = Poll::Ready(Err("overloaded"));
+    assert_eq!(service.poll_ready(&mut cx), Poll::Ready(Err("overloaded")));
+    *state.lock().unwrap() = Poll::Ready(Ok(()));
+    assert_eq!(service.poll_ready(&mut cx), Poll::Ready(Ok(())));
+}
+
+#[test]
+fn gives_access_to_the_inner_service() {
+    let mut service = ToolErrorLayer::new().layer(vec![1, 2]);
+    assert_eq!(service.get_ref(), &vec![1, 2]);
+    service.get_mut().push(3);
+    assert_eq!(service.into_inner(), vec![1, 2, 3]);
+}
+
+#[tokio::test]
+async fn a_closure_renders_tool_errors_and_panics() {
+    support::quiet_panics::silence_expected_panics();
+    let layer =
+        ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
+
+    let response = layer
+        .layer(failing_tool("bad id"))
+        .oneshot(tool_call(1, "get"))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&response), "[get] bad id");
+
+    let panicking =
+        service_fn(|_: Value| async { panic!("[expected] boom") as Result<Value, Infallible> });
+    let response = layer
+        .layer(panicking)
+        .oneshot(tool_call(2, "get"))
+        .await
+        .unwrap();
+    assert!(first_text(&response).starts_with("[get] "), "{response}");
+    assert!(!first_text(&response).contains("boom"));
+}
+
+#[tokio::test]
+async fn a_closure_renderer_rewraps_what_it_is_given() {
+    // A closure cannot recognise its own output, so stacking it wraps twice; the
+    // default renderer does recognise its output (see the next test).
+    let layer =
+        ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
+    let twice = ServiceBuilder::new()
+        .layer(layer)
+        .layer(layer)
+        .service(failing_tool("x"));
+    let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
+    assert_eq!(first_text(&response), "[t] [t] x");
+}
+
+/// Stacking the default layer twice gives exactly the output of one layer, for
+/// every case of the golden corpus.
+#[tokio::test]
+async fn stacking_the_layer_never_double_wraps() {
+    support::quiet_panics::silence_expected_panics();
+    for case in load_cases() {
+        let inner = case.inner.clone();
+        let script = service_fn(move |_: Value| {
+            let inner = inner.clone();
+            if let Inner::Panic {
+                at: PanicAt::Call,
+                payload,
+            } = &inner
+            {
+                payload.raise();
+            }
+            async move {
+                match inner {
+                    Inner::Respond(response) => Ok::<_, Infallible>(response),
+                    Inner::Panic { payload, .. } => payload.raise(),
+                }
+            }
+        });
+        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+        let once = layer
+            .layer(script.clone())
+            .oneshot(case.request.clone())
+            .await
+            .unwrap();
+        let twice = layer
+            .layer(layer.layer(script))
+            .oneshot(case.request.clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            serialize_output(&twice),
+            serialize_output(&once),
+            "case {}",
+            case.name
+        );
+    }
+}
+
+/// A `tracing` writer that keeps everything written to it.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn every_rewrap_is_logged_at_debug() {
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let mut service = ToolErrors::new(failing_tool("nope"));
+        let future = service.call(tool_call(1, "lookup_user"));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut future = std::pin::pin!(future);
+        assert!(future.as_mut().poll(&mut cx).is_ready());
+    });
+    let log = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("DEBUG"), "{log}");
+    assert!(log.contains("rewrapped tool error"), "{log}");
+    assert!(log.contains("tool=\"lookup_user\""), "{log}");
+}
