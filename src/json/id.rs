@@ -4,7 +4,7 @@ use compact_str::CompactString;
 use serde_json::{Number, Value};
 
 /// The id of a request, as the layer remembers it to match the response.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub(crate) enum RequestId {
     Number(Number),
     /// Inline up to 24 bytes.
@@ -41,6 +41,18 @@ impl RequestId {
             Self::String(s) => Value::String(s.to_string()),
             Self::Null => Value::Null,
             Self::Other(v) => (**v).clone(),
+        }
+    }
+}
+
+/// Shown as JSON (`7`, `"abc"`), the way it appears on the wire and in logs.
+impl std::fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+            Self::Null => f.write_str("null"),
+            Self::Other(v) => write!(f, "{v}"),
         }
     }
 }
