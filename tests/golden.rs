@@ -10,7 +10,9 @@ use std::task::{Context, Poll};
 
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
-use support::golden::{Case, Inner, PanicAt, assert_no_stray_files, check_output, load_cases, serialize_output};
+use support::golden::{
+    Case, Inner, PanicAt, assert_no_stray_files, check_output, load_cases, serialize_output,
+};
 use tower::{Layer, Service, ServiceExt};
 
 /// The inner service of a case: answers, or panics in `call` or in its future.
@@ -32,8 +34,14 @@ impl Service<Value> for Scripted {
         match self.inner.clone() {
             Inner::Respond(Value::Null) => Box::pin(async { Ok(None) }),
             Inner::Respond(response) => Box::pin(async move { Ok(Some(response)) }),
-            Inner::Panic { at: PanicAt::Call, payload } => payload.raise(),
-            Inner::Panic { at: PanicAt::Poll, payload } => Box::pin(async move {
+            Inner::Panic {
+                at: PanicAt::Call,
+                payload,
+            } => payload.raise(),
+            Inner::Panic {
+                at: PanicAt::Poll,
+                payload,
+            } => Box::pin(async move {
                 tokio::task::yield_now().await;
                 payload.raise()
             }),
@@ -46,13 +54,18 @@ fn layer_for(case: &Case) -> ToolErrorLayer {
 }
 
 async fn run_option(case: &Case) -> Value {
-    let service = layer_for(case).layer(Scripted { inner: case.inner.clone() });
+    let service = layer_for(case).layer(Scripted {
+        inner: case.inner.clone(),
+    });
     let response = service.oneshot(case.request.clone()).await.unwrap();
     response.unwrap_or(Value::Null)
 }
 
 async fn run_bare(case: &Case) -> Value {
-    let inner = Scripted { inner: case.inner.clone() }.map_response(|r| r.unwrap_or(Value::Null));
+    let inner = Scripted {
+        inner: case.inner.clone(),
+    }
+    .map_response(|r| r.unwrap_or(Value::Null));
     let service = layer_for(case).layer(inner);
     service.oneshot(case.request.clone()).await.unwrap()
 }
@@ -66,7 +79,11 @@ async fn every_golden_case_through_the_json_path() {
     for case in &cases {
         let option = serialize_output(&run_option(case).await);
         let bare = serialize_output(&run_bare(case).await);
-        assert_eq!(option, bare, "{}: Option<Value> and Value services disagree", case.name);
+        assert_eq!(
+            option, bare,
+            "{}: Option<Value> and Value services disagree",
+            case.name
+        );
         if case.untouched {
             let Inner::Respond(inner) = &case.inner else {
                 panic!("{}: only a response can pass untouched", case.name)

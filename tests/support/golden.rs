@@ -75,7 +75,8 @@ pub fn load_cases() -> Vec<Case> {
 fn read_case(name: &str) -> Case {
     let path = golden_dir().join(format!("{name}.in.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let spec: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let spec: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let inner = &spec["inner"];
     let inner = if let Some(response) = inner.get("respond") {
         Inner::Respond(response.clone())
@@ -94,10 +95,15 @@ fn read_case(name: &str) -> Case {
     };
     Case {
         name: name.to_owned(),
-        rule: spec["rule"].as_str().unwrap_or_else(|| panic!("{name}: no rule")).to_owned(),
+        rule: spec["rule"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no rule"))
+            .to_owned(),
         request: spec["request"].clone(),
         inner,
-        expose_panic_messages: spec["layer"]["expose_panic_messages"].as_bool().unwrap_or(false),
+        expose_panic_messages: spec["layer"]["expose_panic_messages"]
+            .as_bool()
+            .unwrap_or(false),
         untouched: spec["untouched"].as_bool().unwrap_or(false),
     }
 }
@@ -117,12 +123,19 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
         std::fs::write(&path, actual).unwrap();
         return Ok(());
     }
-    let expected = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{case}: cannot read {}: {e} (bless with UPDATE_GOLDEN=1)", path.display()))?;
+    let expected = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{case}: cannot read {}: {e} (bless with UPDATE_GOLDEN=1)",
+            path.display()
+        )
+    })?;
     if expected == actual {
         Ok(())
     } else {
-        Err(format!("{case}: output differs from {}\n--- expected\n{expected}--- actual\n{actual}", path.display()))
+        Err(format!(
+            "{case}: output differs from {}\n--- expected\n{expected}--- actual\n{actual}",
+            path.display()
+        ))
     }
 }
 
@@ -130,12 +143,20 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
 pub fn assert_no_stray_files(cases: &[Case]) {
     let used: BTreeSet<String> = cases
         .iter()
-        .flat_map(|case| [format!("{}.in.json", case.name), format!("{}.out.json", case.name)])
+        .flat_map(|case| {
+            [
+                format!("{}.in.json", case.name),
+                format!("{}.out.json", case.name),
+            ]
+        })
         .collect();
     let stray: Vec<String> = std::fs::read_dir(golden_dir())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|file| !used.contains(file))
         .collect();
-    assert!(stray.is_empty(), "golden files that no case uses: {stray:?}");
+    assert!(
+        stray.is_empty(),
+        "golden files that no case uses: {stray:?}"
+    );
 }
