@@ -60,6 +60,7 @@
 //! Panics are caught with `catch_unwind`, both in `call` and while polling the
 //! response future, in the caller's task. A build with `panic = "abort"` cannot
 //! catch anything, and the default panic hook still prints each panic to stderr.
+#![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;

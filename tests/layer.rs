@@ -76,7 +76,7 @@ impl Service<Value> for Gate {
     type Future = Ready<Result<Value, &'static str>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), &'static str>> {
-        self.state.lock().unwrap().clone()
+        *self.state.lock().unwrap()
     }
 
     fn call(&mut self, request: Value) -> Self::Future {
