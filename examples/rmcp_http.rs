@@ -1,2 +1,54 @@
-//! Placeholder: being written.
-fn main() {}
+//! An rmcp server over streamable HTTP with mcp-tool-errors in front of it: the
+//! server of the `rmcp_stdio` example, served at `http://127.0.0.1:PORT/mcp`.
+//!
+//! ```text
+//! PORT=3000 cargo run --example rmcp_http --features rmcp
+//! ```
+//!
+//! `PORT` defaults to 3000; `PORT=0` asks the system for a free port. The
+//! server logs the address it listens on to stderr.
+//!
+//! Besides the demonstration tools (`echo`, `fail`, `panic`, `panic_async`,
+//! `add`), it implements the tools of the MCP conformance suite's
+//! `tools-call-*` scenarios; `scripts/conformance.sh` runs the suite against it.
+
+mod rmcp_tools;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp_tools::DemoServer;
+
+/// The port used when `PORT` is not set.
+const DEFAULT_PORT: u16 = 3000;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .init();
+
+    let port = match std::env::var("PORT") {
+        Ok(port) => port
+            .parse::<u16>()
+            .map_err(|error| format!("PORT={port}: {error}"))?,
+        Err(_) => DEFAULT_PORT,
+    };
+    // One server per MCP session, so each session keeps its own log level.
+    let mcp = StreamableHttpService::new(
+        || Ok(DemoServer::new()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", mcp);
+
+    let listener =
+        tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+    tracing::info!("listening on http://{}/mcp", listener.local_addr()?);
+    axum::serve(listener, app).await?;
+    Ok(())
+}

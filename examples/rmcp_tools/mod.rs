@@ -1,0 +1,91 @@
+//! The server both rmcp examples serve: the demonstration tools of [`demo`] and
+//! the tools the MCP conformance suite calls, in [`conformance`].
+//!
+//! Every tool is written the way rmcp users write them (`#[tool_router]`,
+//! `#[tool]`, `Parameters<T>`, `RequestContext`), with no knowledge of the layer:
+//! what the client sees differs only because the examples serve
+//! `DemoServer::new().with_tool_errors()` instead of `DemoServer::new()`.
+// Logging is deprecated by the draft protocol revision (SEP-2577) but is part of
+// the 2025-06-18 and 2025-11-25 revisions that clients speak today.
+#![allow(deprecated)]
+
+mod conformance;
+mod demo;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    Implementation, LoggingLevel, LoggingMessageNotificationParam, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, tool_handler};
+
+/// One MCP session's server: its tools, and the log level its client asked for.
+#[derive(Debug)]
+pub(crate) struct DemoServer {
+    tools: ToolRouter<Self>,
+    /// The least severe level the client wants log messages at, as
+    /// [`severity`] numbers it; `info` until the client says otherwise.
+    min_log_severity: AtomicU8,
+}
+
+impl DemoServer {
+    /// A server with every demonstration and conformance tool.
+    pub(crate) fn new() -> Self {
+        Self {
+            tools: Self::demo_tools() + Self::conformance_tools(),
+            min_log_severity: AtomicU8::new(severity(LoggingLevel::Info)),
+        }
+    }
+
+    /// Sends a log message to the client, unless its level is below the one
+    /// the client set with `logging/setLevel`.
+    async fn log(&self, peer: &Peer<RoleServer>, level: LoggingLevel, message: &str) {
+        if severity(level) < self.min_log_severity.load(Ordering::Relaxed) {
+            return;
+        }
+        let notification = LoggingMessageNotificationParam::new(level, message.into())
+            .with_logger(env!("CARGO_CRATE_NAME"));
+        // A client that went away cannot read the message; the tool goes on.
+        if let Err(error) = peer.notify_logging_message(notification).await {
+            tracing::warn!(%error, "could not send a log message to the client");
+        }
+    }
+}
+
+/// Orders log levels from `debug` (0) to `emergency` (7), as the protocol does.
+fn severity(level: LoggingLevel) -> u8 {
+    level as u8
+}
+
+#[tool_handler(router = self.tools)]
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            env!("CARGO_CRATE_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Demonstrates mcp-tool-errors: `fail`, `panic`, `panic_async` and `add` with \
+             wrong arguments all answer with an <error tool=\"...\"> element.",
+        )
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.min_log_severity
+            .store(severity(request.level), Ordering::Relaxed);
+        Ok(())
+    }
+}
