@@ -1,1 +1,97 @@
-//! rmcp support (feature `rmcp`).
+//! The layer for rmcp servers (feature `rmcp`).
+//!
+//! Two ways in:
+//!
+//! - [`ServerHandlerExt`] on any rmcp [`ServerHandler`](rmcp::ServerHandler):
+//!   `.with_tool_errors()` (or `.layer(...)` for a configured layer or a whole
+//!   `tower::ServiceBuilder` stack) returns a [`LayeredHandler`], itself a
+//!   `ServerHandler`, so it serves over stdio or from a `StreamableHttpService`.
+//!   Only `tools/call` goes through the tower stack, with the real
+//!   [`RequestContext`](rmcp::service::RequestContext) (peer, cancellation token,
+//!   `_meta` and progress token, transport extensions) passed down to the
+//!   handler's `call_tool`. Every other method is the inner handler's own.
+//! - [`ToolErrors`](crate::ToolErrors) directly, as a
+//!   `tower::Service<`[`ClientRequest`](rmcp::model::ClientRequest)`>` with
+//!   `Response = `[`ServerResult`](rmcp::model::ServerResult) and
+//!   `Error = `[`ErrorData`](rmcp::ErrorData), for a service served with rmcp's
+//!   `TowerHandler`, or over a [`RequestWithContext`].
+//!
+//! # Example
+//!
+//! ```
+//! use mcp_tool_errors::rmcp::ServerHandlerExt;
+//! use rmcp::handler::server::router::tool::ToolRouter;
+//! use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+//! use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+//!
+//! #[derive(Clone)]
+//! struct Deployer {
+//!     tool_router: ToolRouter<Self>,
+//! }
+//!
+//! #[tool_router]
+//! impl Deployer {
+//!     #[tool(description = "Deploys the service")]
+//!     fn deploy(&self) -> String {
+//!         panic!("token=hunter2 leaked into a panic message");
+//!     }
+//! }
+//!
+//! #[tool_handler(router = self.tool_router)]
+//! impl ServerHandler for Deployer {
+//!     fn get_info(&self) -> ServerConfig {
+//!         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # std::panic::set_hook(Box::new(|_| {}));
+//! let server = Deployer { tool_router: Deployer::tool_router() }.with_tool_errors();
+//! // In a real server: server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+//! let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+//! let (server, client) = tokio::join!(server.serve(server_io), ().serve(client_io));
+//! let (_server, client) = (server?, client?);
+//!
+//! let result = client.call_tool(CallToolRequestParams::new("deploy")).await?;
+//! assert_eq!(result.is_error, Some(true));
+//! let text = &result.content[0].as_text().unwrap().text;
+//! assert!(text.starts_with("<error tool=\"deploy\">\n"));
+//! assert!(!text.contains("hunter2")); // the payload is logged, not sent
+//! client.cancel().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Errors after a panic
+//!
+//! A panicking `tools/call` is answered with an `isError` result. Any other
+//! request that panics inside a [`ToolErrors`](crate::ToolErrors) over
+//! `ClientRequest` is answered with `Err(ErrorData)`, code -32603: rmcp cannot
+//! put an error in a `ServerResult`, its `ErrorData` *is* the JSON-RPC error
+//! response. That is the one case where the layer returns an error of its own.
+//!
+//! The `isError` result is made with rmcp's `CallToolResult::error`, so it carries
+//! `resultType: "complete"` like every result rmcp builds; rmcp's server strips it
+//! for clients that negotiated a protocol version older than 2026-07-28.
+//! `TowerHandler` does no such shaping.
+//!
+//! # rmcp version
+//!
+//! The crate depends on rmcp `~3.11` on purpose: a newer minor release may add
+//! `ServerHandler` methods, which [`LayeredHandler`] would not forward to the inner
+//! handler (the trait's default would answer instead). Moving to a newer rmcp is a
+//! deliberate change of this crate.
+
+mod calls;
+mod ext;
+mod handler_service;
+mod layered;
+mod request;
+mod tool_result;
+
+pub use calls::RmcpCalls;
+pub use ext::ServerHandlerExt;
+pub use handler_service::{HandlerFuture, HandlerService};
+pub use layered::LayeredHandler;
+pub use request::RequestWithContext;

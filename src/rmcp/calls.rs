@@ -1,0 +1,90 @@
+//! Reading rmcp's typed requests into [`RmcpCalls`], and answering after a panic.
+
+use compact_str::CompactString;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, ClientRequest, ContentBlock, ErrorCode, RequestId, ServerResult,
+};
+
+use super::request::RequestWithContext;
+use crate::exchange::{PanicAnswer, PanickedCall, ToolCallRequest, ToolCalls};
+
+/// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
+/// and the request id when the request carries its context.
+#[derive(Debug, Clone)]
+pub struct RmcpCalls {
+    /// `Some` for a `tools/call`.
+    tool: Option<CompactString>,
+    /// Only for the log: a bare [`ClientRequest`] has no id.
+    id: Option<RequestId>,
+}
+
+impl RmcpCalls {
+    fn read(request: &ClientRequest, id: Option<&RequestId>) -> Self {
+        let tool = match request {
+            ClientRequest::CallToolRequest(call) => {
+                Some(CompactString::from(call.params.name.as_ref()))
+            }
+            _ => None,
+        };
+        Self {
+            tool,
+            id: id.cloned(),
+        }
+    }
+}
+
+impl ToolCallRequest for ClientRequest {
+    type Calls = RmcpCalls;
+
+    fn tool_calls(&self) -> RmcpCalls {
+        RmcpCalls::read(self, None)
+    }
+}
+
+impl ToolCallRequest for RequestWithContext {
+    type Calls = RmcpCalls;
+
+    fn tool_calls(&self) -> RmcpCalls {
+        RmcpCalls::read(&self.request, Some(&self.context.id))
+    }
+}
+
+/// `E` is the inner service's error: [`ErrorData`] itself, or any error it
+/// converts into (a `tower::BoxError`, for instance).
+impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
+    type Result = CallToolResult;
+
+    fn for_each_tool_result(
+        &self,
+        response: &mut ServerResult,
+        mut visit: impl FnMut(&str, &mut CallToolResult),
+    ) {
+        if let (Some(tool), ServerResult::CallToolResult(result)) = (&self.tool, response) {
+            visit(tool, result);
+        }
+    }
+
+    /// rmcp has no way to carry an error inside a [`ServerResult`]: its
+    /// [`ErrorData`] *is* the JSON-RPC error response. So a request that is not a
+    /// `tools/call` is answered with `Err` (code -32603), the one place the layer
+    /// returns an error of its own.
+    fn panic_response(
+        &self,
+        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<ServerResult, E> {
+        let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
+        match answer(PanickedCall::new(self.tool.as_deref(), id)) {
+            PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
+                // rmcp's own constructor: `resultType` is set as rmcp sets it on
+                // every result, and rmcp's server drops it for older peers.
+                CallToolResult::error(vec![ContentBlock::text(text)]),
+            )),
+            PanicAnswer::InternalError { message } => Err(E::from(ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                message,
+                None,
+            ))),
+        }
+    }
+}
