@@ -17,6 +17,7 @@ mod rmcp_tools;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use mcp_tool_errors::rmcp::ServerHandlerExt;
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -40,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // One server per MCP session, so each session keeps its own log level.
     let mcp = StreamableHttpService::new(
-        || Ok(DemoServer::new()),
+        || Ok(DemoServer::new().with_tool_errors()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

@@ -38,6 +38,7 @@
 
 mod rmcp_tools;
 
+use mcp_tool_errors::rmcp::ServerHandlerExt;
 use rmcp::ServiceExt;
 use rmcp_tools::DemoServer;
 
@@ -48,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_max_level(tracing::Level::INFO)
         .init();
 
-    let server = DemoServer::new();
+    let server = DemoServer::new().with_tool_errors();
     let running = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!("serving on stdio");
     running.waiting().await?;
