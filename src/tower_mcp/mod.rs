@@ -1,1 +1,71 @@
-//! tower-mcp support (feature `tower-mcp`).
+//! tower-mcp support (feature `tower-mcp`): the layer over tower-mcp's router.
+//!
+//! Every tower-mcp transport takes a Tower layer over its router service, a
+//! `Service<RouterRequest, Response = RouterResponse, Error = Infallible>`:
+//! `StdioTransport::layer`, `HttpTransport::layer`, `ChannelTransport::layer`
+//! and the others. Give it a [`ToolErrorLayer`](crate::ToolErrorLayer) and
+//! nothing else changes in the server:
+//!
+//! - the `CallToolResult` of a `tools/call` with `is_error` has its text items
+//!   rewrapped as llmxml (see [`render_error`](crate::render_error));
+//! - a JSON-RPC error, which tower-mcp carries inside the response
+//!   (`RouterResponse::inner` is `Err`), passes through untouched, as does every
+//!   other response;
+//! - a handler that panics still gets its request answered, with the request's
+//!   id: an `isError` `CallToolResult` for a `tools/call`, a `-32603`
+//!   `JsonRpcError` for any other request.
+//!
+//! Only the typed `McpResponse::CallTool` is rewrapped, which is how tower-mcp's
+//! router answers every tool call that is not task-augmented. A `Raw` answer or
+//! a task handle passes through as it is.
+//!
+//! # Example
+//!
+//! ```
+//! use mcp_tool_errors::ToolErrorLayer;
+//! use serde_json::json;
+//! use tower_mcp::client::{ChannelTransport, McpClient};
+//! use tower_mcp::{CallToolResult, McpRouter, NoParams, StdioTransport, ToolBuilder};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), tower_mcp::BoxError> {
+//! let deploy = ToolBuilder::new("deploy")
+//!     .description("Deploys the current build")
+//!     .handler(|_: NoParams| async move { Ok(CallToolResult::error("no environment named prod")) })
+//!     .build();
+//! let router = McpRouter::new().server_info("deployer", "1.0.0").tool(deploy);
+//!
+//! // A server hands the layer to its transport...
+//! let _server = StdioTransport::new(router.clone()).layer(ToolErrorLayer::new());
+//!
+//! // ...here the in-process transport, driven by tower-mcp's own client.
+//! let transport = ChannelTransport::layer(router, ToolErrorLayer::new());
+//! let client = McpClient::connect(transport).await?;
+//! client.initialize("example", "1.0.0").await?;
+//! let result = client.call_tool("deploy", json!({})).await?;
+//! assert!(result.is_error);
+//! assert_eq!(result.all_text(), "<error tool=\"deploy\">\nno environment named prod\n</error>");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # tower-mcp's own `catch_panics`
+//!
+//! `McpRouter::catch_panics` (off by default) catches a panicking tool handler
+//! inside the router, before the layer can see the panic, and answers with an
+//! `isError` result whose text is `tool 'NAME' panicked: PAYLOAD`. With both on,
+//! the router answers and the layer only rewraps that text, payload included.
+//! Leave `catch_panics` off and let the layer answer: it catches panics of every
+//! request, not only of tool handlers, and keeps the payload in the log unless
+//! [`expose_panic_messages`](crate::ToolErrorLayer::expose_panic_messages) says
+//! otherwise. The one panic the layer cannot see is that of a task-augmented
+//! call, whose handler runs on a task of its own; a server with such tools can
+//! add `catch_panics_with(PanicPolicy::redacted(..))`, whose fixed text the
+//! layer wraps like any other tool error.
+
+mod calls;
+mod id;
+mod response;
+mod tool_result;
+
+pub use calls::RouterCalls;

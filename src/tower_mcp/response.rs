@@ -1,0 +1,48 @@
+//! Finding the tool result in a [`RouterResponse`], and answering after a panic.
+
+use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
+
+use super::calls::RouterCalls;
+use crate::exchange::{PanicAnswer, PanickedCall, ToolCalls};
+
+impl<E> ToolCalls<RouterResponse, E> for RouterCalls {
+    type Result = CallToolResult;
+
+    /// Visits the typed `CallToolResult` of a `tools/call` answered with the
+    /// request's own id. A JSON-RPC error, any other `McpResponse` variant
+    /// (including `Raw`, which tower-mcp's router never uses for a tool call, and
+    /// the task handles of task-augmented calls) and a response with another id
+    /// are left as they are.
+    fn for_each_tool_result(
+        &self,
+        response: &mut RouterResponse,
+        mut visit: impl FnMut(&str, &mut CallToolResult),
+    ) {
+        let Some(tool) = &self.tool else {
+            return;
+        };
+        if !self.id.matches(&response.id) {
+            return;
+        }
+        if let Ok(McpResponse::CallTool(result)) = &mut response.inner {
+            visit(tool, result);
+        }
+    }
+
+    fn panic_response(
+        &self,
+        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<RouterResponse, E> {
+        let inner = match answer(PanickedCall::new(self.tool.as_deref(), Some(&self.id))) {
+            PanicAnswer::ToolError { text } => {
+                Ok(McpResponse::CallTool(CallToolResult::error(text)))
+            }
+            // tower-mcp's own constructor: code -32603, no data.
+            PanicAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
+        };
+        Ok(RouterResponse {
+            id: self.id.to_request_id(),
+            inner,
+        })
+    }
+}
