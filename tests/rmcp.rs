@@ -6,6 +6,8 @@ mod support;
 
 #[path = "rmcp/duplex.rs"]
 mod duplex;
+#[path = "rmcp/golden.rs"]
+mod golden;
 #[path = "rmcp/http.rs"]
 mod http;
 #[path = "rmcp/scenarios.rs"]
