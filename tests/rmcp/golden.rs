@@ -67,8 +67,12 @@ struct TypedCase {
 
 #[derive(Clone)]
 enum TypedInner {
-    Answer(Result<ServerResult, ErrorData>),
-    Panic { at: PanicAt, payload: Payload },
+    /// Boxed: a `ServerResult` is large.
+    Answer(Box<Result<ServerResult, ErrorData>>),
+    Panic {
+        at: PanicAt,
+        payload: Payload,
+    },
 }
 
 /// The case as rmcp values, or why rmcp cannot express it: its request is not
@@ -83,7 +87,7 @@ fn typed(case: &Case) -> Result<TypedCase, String> {
     let (id, request) = (request.id, request.request);
     let inner = match &case.inner {
         Inner::Respond(Value::Null) => return Err("a request without an answer".to_owned()),
-        Inner::Respond(answer) => TypedInner::Answer(typed_answer(&id, answer)?),
+        Inner::Respond(answer) => TypedInner::Answer(Box::new(typed_answer(&id, answer)?)),
         Inner::Panic { at, payload } => TypedInner::Panic {
             at: *at,
             payload: payload.clone(),
@@ -145,7 +149,7 @@ type Answer = Pin<Box<dyn Future<Output = Result<ServerResult, ErrorData>> + Sen
 impl Scripted {
     fn answer(&self) -> Answer {
         match self.inner.clone() {
-            TypedInner::Answer(answer) => Box::pin(async move { answer }),
+            TypedInner::Answer(answer) => Box::pin(async move { *answer }),
             TypedInner::Panic {
                 at: PanicAt::Call,
                 payload,
