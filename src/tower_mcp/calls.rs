@@ -1,4 +1,4 @@
-//! Reading a [`RouterRequest`] into [`RouterCalls`].
+//! Reading a [`RouterRequest`] into [`TowerMcpCalls`].
 
 use ::tower_mcp::{McpRequest, RouterRequest};
 use compact_str::CompactString;
@@ -14,21 +14,21 @@ use crate::exchange::ToolCallRequest;
 /// sees anything. For an integer id (or a string id up to 24 bytes) and a tool
 /// name up to 24 bytes, nothing is allocated.
 #[derive(Debug, Clone)]
-pub struct RouterCalls {
+pub struct TowerMcpCalls {
     pub(super) id: RouterId,
     /// `Some` for a `tools/call`.
     pub(super) tool: Option<CompactString>,
 }
 
 impl ToolCallRequest for RouterRequest {
-    type Calls = RouterCalls;
+    type Calls = TowerMcpCalls;
 
-    fn tool_calls(&self) -> RouterCalls {
+    fn tool_calls(&self) -> TowerMcpCalls {
         let tool = match &self.inner {
             McpRequest::CallTool(params) => Some(CompactString::from(params.name.as_str())),
             _ => None,
         };
-        RouterCalls {
+        TowerMcpCalls {
             id: RouterId::new(&self.id),
             tool,
         }

@@ -5,7 +5,7 @@ use compact_str::CompactString;
 
 /// The id of a [`RouterRequest`](::tower_mcp::RouterRequest), as the layer keeps
 /// it to match the response and to answer after a panic.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub(super) enum RouterId {
     Number(i64),
     /// Inline up to 24 bytes.
@@ -39,6 +39,17 @@ impl RouterId {
             Self::Number(n) => RequestId::Number(*n),
             Self::String(s) => RequestId::String(s.to_string()),
             Self::Other(id) => id.clone(),
+        }
+    }
+}
+
+/// Shown as JSON (`7`, `"abc"`), the way it appears on the wire and in logs.
+impl std::fmt::Debug for RouterId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+            Self::Other(id) => write!(f, "{id:?}"),
         }
     }
 }

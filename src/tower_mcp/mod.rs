@@ -62,10 +62,16 @@
 //! call, whose handler runs on a task of its own; a server with such tools can
 //! add `catch_panics_with(PanicPolicy::redacted(..))`, whose fixed text the
 //! layer wraps like any other tool error.
+//!
+//! # tower-mcp version
+//!
+//! The crate is built and tested against tower-mcp `~0.25`. A 0.x minor release
+//! may change `RouterRequest`, `RouterResponse` or `CallToolResult`, so moving to
+//! a newer tower-mcp is a deliberate change of this crate.
 
 mod calls;
 mod id;
 mod response;
 mod tool_result;
 
-pub use calls::RouterCalls;
+pub use calls::TowerMcpCalls;

@@ -2,10 +2,12 @@
 
 use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
 
-use super::calls::RouterCalls;
+use super::calls::TowerMcpCalls;
 use crate::exchange::{PanicAnswer, PanickedCall, ToolCalls};
 
-impl<E> ToolCalls<RouterResponse, E> for RouterCalls {
+/// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
+/// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
+impl<E> ToolCalls<RouterResponse, E> for TowerMcpCalls {
     type Result = CallToolResult;
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
