@@ -4,6 +4,8 @@
 
 mod support;
 
+#[path = "rmcp/delegation.rs"]
+mod delegation;
 #[path = "rmcp/duplex.rs"]
 mod duplex;
 #[path = "rmcp/golden.rs"]
