@@ -1,6 +1,7 @@
-//! The layer over rmcp: the golden corpus through rmcp's typed messages, and
-//! rmcp's own client against layered servers over an in-memory duplex and over
-//! streamable HTTP.
+//! The layer over rmcp: the golden corpus through rmcp's typed messages; rmcp's
+//! own client against layered servers over an in-memory duplex and over
+//! streamable HTTP; every `ServerHandler` method forwarded; rmcp's
+//! protocol-version shaping; `TowerHandler`; stacks of one's own.
 
 mod support;
 
@@ -16,3 +17,9 @@ mod http;
 mod scenarios;
 #[path = "rmcp/servers.rs"]
 mod servers;
+#[path = "rmcp/shaping.rs"]
+mod shaping;
+#[path = "rmcp/stack.rs"]
+mod stack;
+#[path = "rmcp/tower_handler.rs"]
+mod tower_handler;
