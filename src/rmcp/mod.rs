@@ -71,6 +71,10 @@
 //! put an error in a `ServerResult`, its `ErrorData` *is* the JSON-RPC error
 //! response. That is the one case where the layer returns an error of its own.
 //!
+//! Behind [`ServerHandlerExt`] only `tools/call` goes through the stack, so only
+//! its panics are caught; a panic in another method of the handler is rmcp's to
+//! handle, as without the layer.
+//!
 //! The `isError` result is made with rmcp's `CallToolResult::error`, so it carries
 //! `resultType: "complete"` like every result rmcp builds; rmcp's server strips it
 //! for clients that negotiated a protocol version older than 2026-07-28.

@@ -18,12 +18,12 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
     ServerResult,
 };
-use rmcp::service::{Peer, RequestContext, serve_directly};
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 
-use super::servers::ToolServer;
+use super::servers::server_peer;
 use super::support::golden::{
     Case, Inner, PanicAt, Payload, golden_dir, load_cases, serialize_output,
 };
@@ -191,13 +191,6 @@ impl Service<RequestWithContext> for Scripted {
     fn call(&mut self, _: RequestWithContext) -> Answer {
         self.answer()
     }
-}
-
-/// A peer for the request contexts: a server on one end of a duplex nobody reads.
-fn server_peer() -> (Peer<RoleServer>, tokio::io::DuplexStream) {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let server = serve_directly::<RoleServer, _, _, _, _>(ToolServer::new(), server_io, None);
-    (server.peer().clone(), client_io)
 }
 
 /// Runs `case` through the layer over both request types; they must agree.

@@ -10,7 +10,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, PingRequest,
     ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, ServerRequest,
 };
-use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RunningService};
+use rmcp::service::{
+    InboundStreamOrigin, NotificationContext, Peer, RequestContext, RunningService, serve_directly,
+};
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, tool, tool_handler,
     tool_router,
@@ -172,6 +174,14 @@ pub(crate) async fn connect_duplex<S: ServerHandler>(
     let server = server.expect("server starts");
     tokio::spawn(server.waiting());
     client.expect("client connects")
+}
+
+/// A peer for request contexts made by hand: a server on one end of a duplex
+/// that nobody reads. Keep the stream as long as the peer is used.
+pub(crate) fn server_peer() -> (Peer<RoleServer>, tokio::io::DuplexStream) {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = serve_directly::<RoleServer, _, _, _, _>(ToolServer::new(), server_io, None);
+    (server.peer().clone(), client_io)
 }
 
 /// `tools/call` of `name` without arguments.

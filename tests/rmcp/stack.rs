@@ -5,16 +5,17 @@
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::rmcp::{RequestWithContext, ServerHandlerExt};
+use mcp_tool_errors::rmcp::{HandlerService, RequestWithContext, ServerHandlerExt};
 use mcp_tool_errors::{ToolErrorLayer, render_error};
 use rmcp::ErrorData;
-use rmcp::model::{ErrorCode, ProtocolVersion, ServerResult};
+use rmcp::model::{ClientRequest, ErrorCode, ProtocolVersion, RequestId, ServerResult};
+use rmcp::service::RequestContext;
 use rmcp::service::ServiceError;
 use tower::layer::layer_fn;
-use tower::{BoxError, Service, ServiceBuilder};
+use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
 
 use super::servers::{
-    ProbeClient, SECRET, ToolServer, answered, call, connect_duplex, echo, only_text,
+    ProbeClient, SECRET, ToolServer, answered, call, connect_duplex, echo, only_text, server_peer,
 };
 
 const VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
@@ -116,4 +117,35 @@ async fn a_stack_error_reaches_the_client_as_a_json_rpc_error() {
 
     let error = refused_with(|| Box::new(ErrorData::invalid_params("not allowed", None))).await;
     assert_eq!(error, ErrorData::invalid_params("not allowed", None));
+}
+
+#[tokio::test]
+async fn the_handler_service_answers_other_requests_as_rmcp_dispatches_them() {
+    let (peer, _stream) = server_peer();
+    let service = HandlerService::new(Arc::new(ToolServer::new()));
+    let request = |json: serde_json::Value| {
+        let request: ClientRequest = serde_json::from_value(json).unwrap();
+        RequestWithContext::new(
+            request,
+            RequestContext::new(RequestId::Number(1), peer.clone()),
+        )
+    };
+
+    let listed = service
+        .clone()
+        .oneshot(request(serde_json::json!({"method": "tools/list"})))
+        .await;
+    let Ok(ServerResult::ListToolsResult(listed)) = listed else {
+        panic!("a tool list expected, got {listed:?}")
+    };
+    assert!(
+        listed.tools.iter().any(|tool| tool.name == "echo"),
+        "{listed:?}"
+    );
+
+    let echo = serde_json::json!({"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+    let Ok(ServerResult::CallToolResult(echoed)) = service.oneshot(request(echo)).await else {
+        panic!("a tool result expected")
+    };
+    assert_eq!(only_text(&echoed), "hi");
 }
