@@ -66,7 +66,7 @@ log "Node.js $("$node" --version), conformance suite $SUITE_VERSION"
 mapfile -t all_scenarios < <("$node" "$suite" list --server | sed -n 's/^ *- \([^ ]*\).*/\1/p')
 scenarios=()
 for wanted in server-initialize ping tools-list; do
-  printf '%s\n' "${all_scenarios[@]}" | grep -qx -- "$wanted" || die "the suite has no scenario $wanted"
+  [[ " ${all_scenarios[*]} " == *" $wanted "* ]] || die "the suite has no scenario $wanted"
   scenarios+=("$wanted")
 done
 mapfile -t tool_calls < <(printf '%s\n' "${all_scenarios[@]}" | grep '^tools-call-' || true)
