@@ -106,8 +106,8 @@ log "server listening on $url"
 failed=()
 for scenario in "${scenarios[@]}"; do
   output="$work/$scenario.out"
-  if NO_COLOR=1 timeout "$SCENARIO_TIMEOUT_S" \
-    "$node" "$suite" server --url "$url" --scenario "$scenario" --verbose >"$output" 2>&1; then
+  if timeout "$SCENARIO_TIMEOUT_S" "$node" "$suite" server \
+    --url "$url" --scenario "$scenario" --verbose >"$output" 2>&1; then
     echo "PASS $scenario"
   else
     echo "FAIL $scenario"
