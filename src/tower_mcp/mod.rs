@@ -55,13 +55,13 @@
 //! inside the router, before the layer can see the panic, and answers with an
 //! `isError` result whose text is `tool 'NAME' panicked: PAYLOAD`. With both on,
 //! the router answers and the layer only rewraps that text, payload included.
-//! Leave `catch_panics` off and let the layer answer: it catches panics of every
-//! request, not only of tool handlers, and keeps the payload in the log unless
-//! [`expose_panic_messages`](crate::ToolErrorLayer::expose_panic_messages) says
-//! otherwise. The one panic the layer cannot see is that of a task-augmented
-//! call, whose handler runs on a task of its own; a server with such tools can
-//! add `catch_panics_with(PanicPolicy::redacted(..))`, whose fixed text the
-//! layer wraps like any other tool error.
+//! Leave `catch_panics` off and let the layer answer: it catches the panics of
+//! every request, not only of tool handlers, and keeps the payload in the log
+//! unless [`expose_panic_messages`](crate::ToolErrorLayer::expose_panic_messages)
+//! says otherwise. `catch_panics_with(PanicPolicy::redacted(..))` is safe next to
+//! the layer (its fixed text is wrapped like any tool error), and it is the only
+//! catch for a task-augmented call, whose handler runs on a task of its own where
+//! no layer can see it.
 //!
 //! # tower-mcp version
 //!
