@@ -1,0 +1,441 @@
+//! The layer over JSON-RPC messages, each case next to what it is compared with:
+//!
+//! - `pass_through`, `tools_call`: a realistic round trip (parse the request bytes,
+//!   dispatch, serialize the response) through the bare server, the layered one,
+//!   and a minimal hand-written panic catcher for reference;
+//! - `rewrap`: `render_error` over messages from 64 B to 16 MiB, next to a
+//!   `String::clone` of the same message;
+//! - `caught_panic`: a panicking handler answered by the layer, next to a bare
+//!   `catch_unwind` of the same panic.
+//!
+//! Futures are polled on this thread with a no-op waker, so no runtime is timed.
+
+mod support;
+
+use std::convert::Infallible;
+use std::future::{Future, Ready, poll_fn, ready};
+use std::hint::black_box;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll, Waker};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use mcp_tool_errors::{ToolErrors, render_error};
+use pin_project_lite::pin_project;
+use serde_json::{Value, json};
+use support::{Estimates, Summary};
+use tower::Service;
+
+fn main() {
+    if let Some(spec) = std::env::var_os("BENCH_REPEAT") {
+        support::repeat(&spec.to_string_lossy(), routine);
+        return;
+    }
+    let estimates = Estimates::since_now();
+    let mut criterion = support::criterion();
+    round_trips(&mut criterion);
+    rewrap(&mut criterion);
+    caught_panic(&mut criterion);
+    criterion.final_summary();
+    summarize(&estimates);
+}
+
+/// The routine criterion measures as `name`, boxed, for the paired ratios and
+/// for `BENCH_REPEAT` (instruction counts under callgrind).
+fn routine(name: &str) -> Option<Box<dyn FnMut()>> {
+    let (group, bench) = name.split_once('/')?;
+    let request = match group {
+        "pass_through" => TOOLS_LIST,
+        "tools_call" => TOOLS_CALL,
+        "rewrap" => {
+            let (kind, size) = bench.split_once('/')?;
+            let message = error_message(size.parse().ok()?);
+            return match kind {
+                "render_error" => Some(Box::new(move || {
+                    drop(black_box(render_error(REWRAP_TOOL, black_box(&message))))
+                })),
+                "string_clone" => Some(Box::new(move || {
+                    drop(black_box(black_box(&message).clone()))
+                })),
+                _ => None,
+            };
+        }
+        "caught_panic" => {
+            std::panic::set_hook(Box::new(|_| {}));
+            let request: Value = serde_json::from_slice(TOOLS_CALL).expect("the request is JSON");
+            let (mut bare, mut layered) = (Panicking, ToolErrors::new(Panicking));
+            return match bench {
+                "catch_unwind" => Some(Box::new(move || {
+                    drop(black_box(panic_bare(&mut bare, &request)))
+                })),
+                "layered" => Some(Box::new(move || {
+                    drop(black_box(panic_layered(&mut layered, &request)))
+                })),
+                _ => None,
+            };
+        }
+        _ => return None,
+    };
+    let (mut bare, mut layered, mut reference) = (
+        Server,
+        ToolErrors::new(Server),
+        CatchPanic { inner: Server },
+    );
+    match bench {
+        "bare" => Some(Box::new(move || {
+            drop(black_box(round_trip(&mut bare, black_box(request))))
+        })),
+        "layered" => Some(Box::new(move || {
+            drop(black_box(round_trip(&mut layered, black_box(request))))
+        })),
+        "catch_panic" => Some(Box::new(move || {
+            drop(black_box(round_trip(&mut reference, black_box(request))))
+        })),
+        _ => None,
+    }
+}
+
+/// A `tools/list`: the layer only reads the method.
+const TOOLS_LIST: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+/// A `tools/call` that succeeds; the tool name is 24 bytes, the longest kept inline.
+const TOOLS_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_merge_requests_open","arguments":{"project":"core","state":"opened","limit":10}}}"#;
+
+fn round_trips(c: &mut Criterion) {
+    for (group_name, request) in [("pass_through", TOOLS_LIST), ("tools_call", TOOLS_CALL)] {
+        let mut group = c.benchmark_group(group_name);
+        let mut bare = Server;
+        let mut layered = ToolErrors::new(Server);
+        let mut reference = CatchPanic { inner: Server };
+        assert_eq!(
+            round_trip(&mut bare, request),
+            round_trip(&mut layered, request)
+        );
+        group.bench_function("bare", |b| {
+            b.iter(|| round_trip(&mut bare, black_box(request)))
+        });
+        group.bench_function("layered", |b| {
+            b.iter(|| round_trip(&mut layered, black_box(request)))
+        });
+        group.bench_function("catch_panic", |b| {
+            b.iter(|| round_trip(&mut reference, black_box(request)))
+        });
+        group.finish();
+    }
+}
+
+/// What a JSON-RPC server does with one message: parse, handle, serialize.
+fn round_trip<S>(service: &mut S, request: &[u8]) -> Vec<u8>
+where
+    S: Service<Value, Response = Value, Error = Infallible>,
+{
+    let request: Value = serde_json::from_slice(request).expect("the request is JSON");
+    let Ok(()) = block_on(poll_fn(|cx| service.poll_ready(cx)));
+    let Ok(response) = block_on(service.call(request));
+    serde_json::to_vec(&response).expect("a Value always serializes")
+}
+
+/// Polls `future` to completion on this thread.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// A small MCP server over `Value`s: lists three tools and answers calls to them.
+#[derive(Clone, Copy)]
+struct Server;
+
+impl Service<Value> for Server {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        let result = match request["method"].as_str() {
+            Some("tools/list") => list_tools(),
+            Some("tools/call") => call_tool(&request["params"]),
+            _ => json!({}),
+        };
+        ready(Ok(
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": result}),
+        ))
+    }
+}
+
+fn list_tools() -> Value {
+    let tool = |name: &str, description: &str| {
+        json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "project": {"type": "string", "description": "The project path."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+                "required": ["project"],
+            },
+        })
+    };
+    json!({"tools": [
+        tool("list_merge_requests_open", "Lists the open merge requests of a project."),
+        tool("get_merge_request", "Reads one merge request with its discussion."),
+        tool("search_changes", "Searches changes by owner, status or text."),
+    ]})
+}
+
+fn call_tool(params: &Value) -> Value {
+    let arguments = &params["arguments"];
+    let text = format!(
+        "{} {} merge requests in {}: !101 Fix the login redirect, !102 Bump serde",
+        arguments["limit"], arguments["state"], arguments["project"],
+    );
+    json!({"content": [{"type": "text", "text": text}], "isError": false})
+}
+
+/// The smallest wrapper that catches panics in `call` and while polling, with no
+/// request inspection and no rewrapping: a yardstick for the layer's own cost.
+#[derive(Clone, Copy)]
+struct CatchPanic<S> {
+    inner: S,
+}
+
+impl<S> Service<Value> for CatchPanic<S>
+where
+    S: Service<Value, Response = Value, Error = Infallible>,
+{
+    type Response = Value;
+    type Error = Infallible;
+    type Future = CatchPanicFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
+            Ok(future) => CatchPanicFuture::Running { future },
+            Err(_) => CatchPanicFuture::Panicked,
+        }
+    }
+}
+
+pin_project! {
+    #[project = CatchPanicState]
+    enum CatchPanicFuture<F> {
+        Running { #[pin] future: F },
+        Panicked,
+    }
+}
+
+impl<F> Future for CatchPanicFuture<F>
+where
+    F: Future<Output = Result<Value, Infallible>>,
+{
+    type Output = Result<Value, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            CatchPanicState::Running { future } => {
+                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+                    Ok(poll) => poll,
+                    Err(_) => Poll::Ready(Ok(internal_error())),
+                }
+            }
+            CatchPanicState::Panicked => Poll::Ready(Ok(internal_error())),
+        }
+    }
+}
+
+fn internal_error() -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": "Internal error"}})
+}
+
+const REWRAP_SIZES: [usize; 5] = [64, 1 << 10, 64 << 10, 1 << 20, 16 << 20];
+const REWRAP_TOOL: &str = "list_merge_requests_open";
+
+fn rewrap(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rewrap");
+    for size in REWRAP_SIZES {
+        let message = error_message(size);
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_with_input(
+            BenchmarkId::new("render_error", size),
+            &message,
+            |b, message| b.iter(|| render_error(black_box(REWRAP_TOOL), black_box(message))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("string_clone", size),
+            &message,
+            |b, message| b.iter(|| black_box(message).clone()),
+        );
+    }
+    group.finish();
+}
+
+/// `size` bytes of validation errors, one `<` (not an `<error` tag) per line,
+/// as a schema validator writes them.
+fn error_message(size: usize) -> String {
+    const LINE: &str =
+        "validating \"arguments\": /limit: must be <= 100, got 250 (at /arguments/limit)\n";
+    let mut message = LINE.repeat(size / LINE.len() + 1);
+    message.truncate(size);
+    message
+}
+
+fn caught_panic(c: &mut Criterion) {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let request: Value = serde_json::from_slice(TOOLS_CALL).expect("the request is JSON");
+    let mut bare = Panicking;
+    let mut layered = ToolErrors::new(Panicking);
+    assert_eq!(
+        panic_layered(&mut layered, &request)["result"]["isError"],
+        true
+    );
+
+    let mut group = c.benchmark_group("caught_panic");
+    group.bench_function("catch_unwind", |b| {
+        b.iter(|| panic_bare(&mut bare, black_box(&request)))
+    });
+    group.bench_function("layered", |b| {
+        b.iter(|| panic_layered(&mut layered, black_box(&request)))
+    });
+    group.finish();
+    std::panic::set_hook(hook);
+}
+
+/// The panic caught bare; the request is cloned as the layered case clones it.
+fn panic_bare(bare: &mut Panicking, request: &Value) -> Box<dyn std::any::Any + Send> {
+    let request = request.clone();
+    catch_unwind(AssertUnwindSafe(|| block_on(bare.call(request)))).expect_err("the handler panics")
+}
+
+/// The panic caught and answered by the layer.
+fn panic_layered(layered: &mut ToolErrors<Panicking>, request: &Value) -> Value {
+    let Ok(answer) = block_on(layered.call(request.clone()));
+    answer
+}
+
+/// A server whose handler panics while its future is polled.
+#[derive(Clone, Copy)]
+struct Panicking;
+
+impl Service<Value> for Panicking {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = PanicOnPoll;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: Value) -> Self::Future {
+        PanicOnPoll
+    }
+}
+
+struct PanicOnPoll;
+
+impl Future for PanicOnPoll {
+    type Output = Result<Value, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        panic!("the merge request service is unreachable")
+    }
+}
+
+fn summarize(estimates: &Estimates) {
+    let mut summary = Summary::default();
+    for group in ["pass_through", "tools_call"] {
+        summary.row(
+            &format!("{group}: layered / bare"),
+            estimates.ratio(group, "layered", "bare"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: layered / bare, paired"),
+            paired(estimates, group, "bare", "layered"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: catch_panic / bare (reference)"),
+            estimates.ratio(group, "catch_panic", "bare"),
+            support::ratio,
+            "",
+        );
+        summary.row(
+            &format!("{group}: catch_panic / bare (reference), paired"),
+            paired(estimates, group, "bare", "catch_panic"),
+            support::ratio,
+            "",
+        );
+    }
+    for size in REWRAP_SIZES {
+        let render = estimates.median_ns("rewrap", &format!("render_error/{size}"));
+        let clone = estimates.median_ns("rewrap", &format!("string_clone/{size}"));
+        let target = if size == 1 << 20 { "≥ 1 GiB/s" } else { "" };
+        summary.row(
+            &format!("rewrap {size} B: render_error"),
+            render.map(|ns| support::throughput_gib_s(size, ns)),
+            support::gib_per_s,
+            target,
+        );
+        summary.row(
+            &format!("rewrap {size} B: String::clone"),
+            clone.map(|ns| support::throughput_gib_s(size, ns)),
+            support::gib_per_s,
+            "",
+        );
+        summary.row(
+            &format!("rewrap {size} B: render_error / String::clone"),
+            render.zip(clone).map(|(render, clone)| render / clone),
+            support::ratio,
+            "",
+        );
+    }
+    summary.row(
+        "caught panic: bare catch_unwind",
+        estimates.median_ns("caught_panic", "catch_unwind"),
+        support::micros,
+        "",
+    );
+    summary.row(
+        "caught panic: layered (answer included)",
+        estimates.median_ns("caught_panic", "layered"),
+        support::micros,
+        "",
+    );
+    summary.row(
+        "caught panic: layered / catch_unwind",
+        estimates.ratio("caught_panic", "layered", "catch_unwind"),
+        support::ratio,
+        "",
+    );
+    summary.row(
+        "caught panic: layered / catch_unwind, paired",
+        paired(estimates, "caught_panic", "catch_unwind", "layered"),
+        support::ratio,
+        "",
+    );
+    summary.print("JSON path: criterion medians of this run, and paired ratios (median of alternating batches)");
+}
+
+/// `denominator` against `numerator` of `group`, measured in alternating batches
+/// right now, when this run measured the group at all.
+fn paired(estimates: &Estimates, group: &str, denominator: &str, numerator: &str) -> Option<f64> {
+    estimates.median_ns(group, denominator)?;
+    let mut a = routine(&format!("{group}/{denominator}"))?;
+    let mut b = routine(&format!("{group}/{numerator}"))?;
+    Some(support::paired_ratio(&mut a, &mut b))
+}
