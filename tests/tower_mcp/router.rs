@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 
 use mcp_tool_errors::{ToolErrorLayer, render_error};
-use serde_json::json;
+use serde_json::{Value, json};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_mcp::prompt::PromptBuilder;
 use tower_mcp::{
@@ -84,20 +84,38 @@ async fn a_tool_error_result_is_rewrapped() {
     assert_eq!(first_text(&line), render_error("lookup", "no such key"));
 }
 
+/// The response lines to `requests` (sent with ids 1, 2, ...) from the router
+/// `serve` builds, served without the layer and with it: (bare, layered) pairs.
+async fn bare_and_layered(
+    serve: impl Fn() -> McpRouter,
+    requests: &[(&str, Value)],
+) -> Vec<(String, String)> {
+    let mut bare = Wire::bare(serve()).await;
+    let mut layered = Wire::layered(serve(), ToolErrorLayer::new()).await;
+    let mut answers = Vec::new();
+    for (id, (method, params)) in (1..).zip(requests) {
+        let without = bare.request(id, method, params.clone()).await;
+        let with = layered.request(id, method, params.clone()).await;
+        answers.push((without, with));
+    }
+    answers
+}
+
+/// [`bare_and_layered`] for a single `tools/call`.
+async fn call_bare_and_layered(
+    serve: impl Fn() -> McpRouter,
+    tool: &str,
+    arguments: Value,
+) -> (String, String) {
+    let params = json!({"name": tool, "arguments": arguments});
+    let mut answers = bare_and_layered(serve, &[("tools/call", params)]).await;
+    answers.pop().unwrap()
+}
+
 #[tokio::test]
 async fn a_handler_error_is_rewrapped_from_tower_mcps_own_text() {
-    let bare = Wire::bare(router())
-        .await
-        .call_tool(1, "quota", json!({}))
-        .await;
-    let layered = Wire::layered(router(), ToolErrorLayer::new())
-        .await
-        .call_tool(1, "quota", json!({}))
-        .await;
-    assert!(
-        is_error_result(&bare) && is_error_result(&layered),
-        "{bare}\n{layered}"
-    );
+    let (bare, layered) = call_bare_and_layered(router, "quota", json!({})).await;
+    assert!(is_error_result(&bare), "{bare}");
     assert!(first_text(&bare).contains("quota exceeded"), "{bare}");
     assert_eq!(
         first_text(&layered),
@@ -107,15 +125,7 @@ async fn a_handler_error_is_rewrapped_from_tower_mcps_own_text() {
 
 #[tokio::test]
 async fn a_validation_error_of_typed_arguments_is_rewrapped() {
-    let arguments = json!({"a": "two", "b": 3});
-    let bare = Wire::bare(router())
-        .await
-        .call_tool(1, "add", arguments.clone())
-        .await;
-    let layered = Wire::layered(router(), ToolErrorLayer::new())
-        .await
-        .call_tool(1, "add", arguments)
-        .await;
+    let (bare, layered) = call_bare_and_layered(router, "add", json!({"a": "two", "b": 3})).await;
     assert!(
         is_error_result(&bare),
         "tower-mcp reports bad arguments as a tool error: {bare}"
@@ -128,8 +138,6 @@ async fn a_validation_error_of_typed_arguments_is_rewrapped() {
 
 #[tokio::test]
 async fn protocol_errors_pass_through_byte_for_byte() {
-    let mut bare = Wire::bare(router()).await;
-    let mut layered = Wire::layered(router(), ToolErrorLayer::new()).await;
     let requests = [
         (
             "tools/call",
@@ -138,20 +146,14 @@ async fn protocol_errors_pass_through_byte_for_byte() {
         ("tools/call", json!({"arguments": {}})),
         ("no/such/method", json!({})),
     ];
-    for (id, (method, params)) in (1..).zip(requests) {
-        let expected = bare.request(id, method, params.clone()).await;
-        assert!(
-            expected.contains("\"error\""),
-            "not a protocol error: {expected}"
-        );
-        assert_eq!(layered.request(id, method, params).await, expected);
+    for (bare, layered) in bare_and_layered(router, &requests).await {
+        assert!(bare.contains("\"error\""), "not a protocol error: {bare}");
+        assert_eq!(layered, bare);
     }
 }
 
 #[tokio::test]
 async fn successful_answers_pass_through_byte_for_byte() {
-    let mut bare = Wire::bare(router()).await;
-    let mut layered = Wire::layered(router(), ToolErrorLayer::new()).await;
     let requests = [
         (
             "tools/call",
@@ -160,9 +162,9 @@ async fn successful_answers_pass_through_byte_for_byte() {
         ("tools/list", json!({})),
         ("ping", json!({})),
     ];
-    for (id, (method, params)) in (1..).zip(requests) {
-        let expected = bare.request(id, method, params.clone()).await;
-        assert_eq!(layered.request(id, method, params).await, expected);
+    for (bare, layered) in bare_and_layered(router, &requests).await {
+        assert!(bare.contains("\"result\""), "not a success: {bare}");
+        assert_eq!(layered, bare);
     }
 }
 
@@ -210,14 +212,8 @@ async fn a_panic_outside_tools_call_is_an_internal_error_with_the_request_id() {
 #[tokio::test]
 async fn with_catch_panics_on_tower_mcp_answers_and_the_layer_rewraps_its_text() {
     silence_expected_panics();
-    let bare = Wire::bare(router().catch_panics())
-        .await
-        .call_tool(1, "leak", json!({}))
-        .await;
-    let layered = Wire::layered(router().catch_panics(), ToolErrorLayer::new())
-        .await
-        .call_tool(1, "leak", json!({}))
-        .await;
+    let (bare, layered) =
+        call_bare_and_layered(|| router().catch_panics(), "leak", json!({})).await;
     // tower-mcp's detailed policy sends the payload; the layer cannot take it back.
     assert!(first_text(&bare).contains(SECRET), "{bare}");
     assert_eq!(
