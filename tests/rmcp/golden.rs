@@ -165,7 +165,8 @@ impl Scripted {
     }
 }
 
-impl Service<ClientRequest> for Scripted {
+/// Any request: the answer is the case's, whatever was asked.
+impl<Request> Service<Request> for Scripted {
     type Response = ServerResult;
     type Error = ErrorData;
     type Future = Answer;
@@ -174,21 +175,7 @@ impl Service<ClientRequest> for Scripted {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, _: ClientRequest) -> Answer {
-        self.answer()
-    }
-}
-
-impl Service<RequestWithContext> for Scripted {
-    type Response = ServerResult;
-    type Error = ErrorData;
-    type Future = Answer;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ErrorData>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _: RequestWithContext) -> Answer {
+    fn call(&mut self, _: Request) -> Answer {
         self.answer()
     }
 }
