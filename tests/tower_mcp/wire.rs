@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tower_mcp::{McpRouter, StdioTransport};
 
 /// The hang guard: a single answer taking longer than this fails the test.
-pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 
 /// A connected, initialized client of one stdio transport.
 pub(crate) struct Wire {
