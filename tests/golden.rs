@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use support::golden::{
-    Case, Inner, PanicAt, assert_no_stray_files, check_output, load_cases, serialize_output,
+    Case, Inner, assert_no_stray_files, check_output, load_cases, panicking, serialize_output,
 };
 use tower::{Layer, Service, ServiceExt};
 
@@ -34,17 +34,7 @@ impl Service<Value> for Scripted {
         match self.inner.clone() {
             Inner::Respond(Value::Null) => Box::pin(async { Ok(None) }),
             Inner::Respond(response) => Box::pin(async move { Ok(Some(response)) }),
-            Inner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } => payload.raise(),
-            Inner::Panic {
-                at: PanicAt::Poll,
-                payload,
-            } => Box::pin(async move {
-                tokio::task::yield_now().await;
-                payload.raise()
-            }),
+            Inner::Panic { at, payload } => panicking(at, payload),
         }
     }
 }

@@ -25,7 +25,7 @@ use tower::{Layer, Service, ServiceExt};
 
 use super::servers::server_peer;
 use super::support::golden::{
-    Case, Inner, PanicAt, Payload, golden_dir, load_cases, serialize_output,
+    Case, Inner, PanicAt, Payload, golden_dir, load_cases, panicking, serialize_output,
 };
 
 /// Cases rmcp's typed model cannot express, each with the reason. A case that is
@@ -150,17 +150,7 @@ impl Scripted {
     fn answer(&self) -> Answer {
         match self.inner.clone() {
             TypedInner::Answer(answer) => Box::pin(async move { *answer }),
-            TypedInner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } => payload.raise(),
-            TypedInner::Panic {
-                at: PanicAt::Poll,
-                payload,
-            } => Box::pin(async move {
-                tokio::task::yield_now().await;
-                payload.raise()
-            }),
+            TypedInner::Panic { at, payload } => panicking(at, payload),
         }
     }
 }

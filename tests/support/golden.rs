@@ -6,7 +6,9 @@
 //! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 
 use serde_json::Value;
 
@@ -159,4 +161,16 @@ pub fn assert_no_stray_files(cases: &[Case]) {
         stray.is_empty(),
         "golden files that no case uses: {stray:?}"
     );
+}
+
+/// The future of an inner service that panics as a case says: right away, in
+/// `call` (the caller never gets a future), or on being polled after one yield.
+pub fn panicking<T>(at: PanicAt, payload: Payload) -> Pin<Box<dyn Future<Output = T> + Send>> {
+    match at {
+        PanicAt::Call => payload.raise(),
+        PanicAt::Poll => Box::pin(async move {
+            tokio::task::yield_now().await;
+            payload.raise()
+        }),
+    }
 }

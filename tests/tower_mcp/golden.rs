@@ -19,7 +19,7 @@ use tower_mcp::{
     RouterRequest, RouterResponse,
 };
 
-use crate::support::golden::{Case, Inner, PanicAt, golden_dir, load_cases, serialize_output};
+use crate::support::golden::{Case, Inner, golden_dir, load_cases, panicking, serialize_output};
 use crate::support::quiet_panics::silence_expected_panics;
 
 const BATCH: &str = "a RouterRequest is one request: tower-mcp's JsonRpcService splits a batch \
@@ -73,17 +73,7 @@ impl Service<RouterRequest> for ScriptedRouter {
                 let response = typed_response(&request.inner, &message);
                 Box::pin(async move { Ok(response) })
             }
-            Inner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } => payload.raise(),
-            Inner::Panic {
-                at: PanicAt::Poll,
-                payload,
-            } => Box::pin(async move {
-                tokio::task::yield_now().await;
-                payload.raise()
-            }),
+            Inner::Panic { at, payload } => panicking(at, payload),
         }
     }
 }
