@@ -42,7 +42,7 @@ fn main() {
 
 /// The routine criterion measures as `name`, boxed, for the paired ratios and
 /// for `BENCH_REPEAT` (instruction counts under callgrind).
-fn routine(name: &str) -> Option<Box<dyn FnMut()>> {
+fn routine(name: &str) -> Option<support::Routine<'static>> {
     let (group, bench) = name.split_once('/')?;
     let request = match group {
         "pass_through" => TOOLS_LIST,

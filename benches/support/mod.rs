@@ -128,12 +128,12 @@ pub fn throughput_gib_s(bytes: usize, ns: f64) -> f64 {
 }
 
 /// A routine measured by name, boxed so that every case can be looked up alike.
-pub type Routine = Box<dyn FnMut()>;
+pub type Routine<'a> = Box<dyn FnMut() + 'a>;
 
 /// For `BENCH_REPEAT=NAME:COUNT`: runs the routine criterion measures as `NAME`
 /// `COUNT` times and nothing else, so that `valgrind --tool=callgrind` counts its
 /// instructions (two counts, subtracted, give the cost of one iteration).
-pub fn repeat(spec: &str, routine: fn(&str) -> Option<Routine>) {
+pub fn repeat<'a>(spec: &str, routine: impl FnOnce(&str) -> Option<Routine<'a>>) {
     let (name, count) = spec.split_once(':').unwrap_or((spec, "1"));
     let count: u64 = count.parse().expect("BENCH_REPEAT is NAME:COUNT");
     let mut run = routine(name).unwrap_or_else(|| panic!("no routine named {name}"));
