@@ -357,7 +357,7 @@ fn summarize(estimates: &Estimates) {
     let mut summary = Summary::default();
     for group in ["pass_through", "tools_call"] {
         summary.row(
-            &format!("{group}: layered / bare"),
+            &format!("{group}: layered / bare, criterion medians"),
             estimates.ratio(group, "layered", "bare"),
             support::ratio,
             "≤ 1.05",
@@ -369,7 +369,7 @@ fn summarize(estimates: &Estimates) {
             "≤ 1.05",
         );
         summary.row(
-            &format!("{group}: catch_panic / bare (reference)"),
+            &format!("{group}: catch_panic / bare (reference), criterion medians"),
             estimates.ratio(group, "catch_panic", "bare"),
             support::ratio,
             "",
@@ -417,7 +417,7 @@ fn summarize(estimates: &Estimates) {
         "",
     );
     summary.row(
-        "caught panic: layered / catch_unwind",
+        "caught panic: layered / catch_unwind, criterion medians",
         estimates.ratio("caught_panic", "layered", "catch_unwind"),
         support::ratio,
         "",
@@ -428,7 +428,10 @@ fn summarize(estimates: &Estimates) {
         support::ratio,
         "",
     );
-    summary.print("JSON path: criterion medians of this run, and paired ratios (median of alternating batches)");
+    summary.print(
+        "JSON path. Criterion medians are measured one after the other; paired ratios \
+         alternate batches of both, so that both see the same load",
+    );
 }
 
 /// `denominator` against `numerator` of `group`, measured in alternating batches

@@ -172,7 +172,7 @@ fn summarize(estimates: &Estimates, runtime: &Runtime, bare: &Client, layered: &
     );
     // Throughput is the inverse of time: bare time over layered time.
     summary.row(
-        "throughput with_tool_errors / bare",
+        "throughput with_tool_errors / bare, criterion medians",
         estimates.ratio(group, "bare", "with_tool_errors"),
         support::ratio,
         "≥ 0.97",
