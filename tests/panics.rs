@@ -1,7 +1,8 @@
 //! Every panic of the inner service is answered: in `call` or while its future is
 //! polled, with any payload (one whose `Drop` panics too), in a notification
 //! handler, and under load on a multi-threaded runtime. A panic in `poll_ready` is
-//! the one the layer does not catch; the last test shows where it goes.
+//! the one the layer does not catch; `a_panic_in_poll_ready_reaches_the_caller`
+//! shows where it goes.
 
 mod support;
 
