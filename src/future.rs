@@ -67,15 +67,14 @@ where
             StateProj::Running { future } => {
                 match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
                     Ok(Poll::Pending) => return Poll::Pending,
-                    Ok(Poll::Ready(result)) => {
+                    Ok(Poll::Ready(mut result)) => {
                         this.state.set(State::Done);
-                        return Poll::Ready(result.map(|mut response| {
-                            this.calls
-                                .for_each_tool_result(&mut response, |tool, result| {
-                                    this.config.rewrap(result, tool)
-                                });
-                            response
-                        }));
+                        if let Ok(response) = &mut result {
+                            this.calls.for_each_tool_result(response, |tool, result| {
+                                this.config.rewrap(result, tool)
+                            });
+                        }
+                        return Poll::Ready(result);
                     }
                     Err(payload) => {
                         let panic = CaughtPanic::new(payload);

@@ -13,6 +13,11 @@ use unicode_general_category::{GeneralCategory as Gc, get_general_category};
 /// Appends `s` quoted as Go's `strconv.Quote` would, quotes included.
 pub(crate) fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
+    if is_plain_ascii(s) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut plain_from = 0;
     for (at, c) in s.char_indices() {
         if is_kept_as_is(c) {
@@ -28,6 +33,9 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
 
 /// The length in bytes of what [`push_quoted`] appends for `s`.
 pub(crate) fn quoted_len(s: &str) -> usize {
+    if is_plain_ascii(s) {
+        return 2 + s.len();
+    }
     2 + s
         .chars()
         .map(|c| {
@@ -38,6 +46,13 @@ pub(crate) fn quoted_len(s: &str) -> usize {
             }
         })
         .sum::<usize>()
+}
+
+/// Whether every byte of `s` is printable ASCII that Go keeps as it is: the common
+/// case for tool names, checked in one pass over bytes.
+fn is_plain_ascii(s: &str) -> bool {
+    s.bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
 }
 
 /// If `s` starts with a Go-quoted literal that is exactly `strconv.Quote` of the

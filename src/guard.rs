@@ -28,9 +28,7 @@ pub(crate) fn is_guard_clean(body: &str) -> bool {
 /// The byte offsets of the `<` of each `<error` / `</error`.
 fn guarded_positions(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
-    text.match_indices('<')
-        .map(|(at, _)| at)
-        .filter(move |&at| opens_error_tag(&bytes[at + 1..]))
+    memchr::memchr_iter(b'<', bytes).filter(move |&at| opens_error_tag(&bytes[at + 1..]))
 }
 
 fn opens_error_tag(after_lt: &[u8]) -> bool {

@@ -37,12 +37,18 @@ const CLOSE: &str = "\n</error>";
 /// );
 /// ```
 pub fn render_error(tool: &str, message: &str) -> String {
-    let len = OPEN.len() + quoted_len(tool) + OPEN_END.len() + guarded_len(message) + CLOSE.len();
+    let body_len = guarded_len(message);
+    let len = OPEN.len() + quoted_len(tool) + OPEN_END.len() + body_len + CLOSE.len();
     let mut out = String::with_capacity(len);
     out.push_str(OPEN);
     push_quoted(&mut out, tool);
     out.push_str(OPEN_END);
-    push_guarded(&mut out, message);
+    if body_len == message.len() {
+        // Nothing to guard: skip the second scan.
+        out.push_str(message);
+    } else {
+        push_guarded(&mut out, message);
+    }
     out.push_str(CLOSE);
     debug_assert_eq!(out.len(), len, "render_error sized its output wrongly");
     out

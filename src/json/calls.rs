@@ -3,6 +3,7 @@
 use compact_str::CompactString;
 use serde_json::Value;
 
+use super::field::{field, str_field};
 use super::id::RequestId;
 use crate::exchange::ToolCallRequest;
 
@@ -48,18 +49,17 @@ impl ToolCallRequest for Value {
 impl JsonCall {
     fn read(message: &Value) -> Option<Self> {
         let message = message.as_object()?;
-        let method = message.get("method")?.as_str()?;
+        let method = str_field(message, "method")?;
         let tool = if method == "tools/call" {
-            message
-                .get("params")
-                .and_then(|params| params.get("name"))
-                .and_then(Value::as_str)
+            field(message, "params")
+                .and_then(Value::as_object)
+                .and_then(|params| str_field(params, "name"))
                 .map(CompactString::from)
         } else {
             None
         };
         Some(Self {
-            id: message.get("id").map(RequestId::from_value),
+            id: field(message, "id").map(RequestId::from_value),
             tool,
         })
     }

@@ -32,6 +32,7 @@
 //! ```
 
 mod calls;
+mod field;
 mod id;
 mod response;
 mod tool_result;

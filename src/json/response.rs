@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::calls::{JsonCall, JsonCalls, Shape};
+use super::field::{field, field_mut};
 use super::tool_result::text_item;
 use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, ToolCalls};
 
@@ -21,12 +22,15 @@ impl<E> ToolCalls<Value, E> for JsonCalls {
                     return;
                 }
                 for answer in answers {
-                    let call = answer.get("id").and_then(|id| {
-                        calls
-                            .iter()
-                            .flatten()
-                            .find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
-                    });
+                    let call = answer
+                        .as_object()
+                        .and_then(|answer| field(answer, "id"))
+                        .and_then(|id| {
+                            calls
+                                .iter()
+                                .flatten()
+                                .find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
+                        });
                     if let Some(call) = call {
                         visit_answer(call, answer, &mut visit);
                     }
@@ -91,14 +95,11 @@ fn visit_answer(
     let Value::Object(answer) = answer else {
         return;
     };
-    if !answer
-        .get("id")
-        .is_some_and(|answer_id| id.matches(answer_id))
-        || answer.contains_key("error")
-    {
+    let answers_call = field(answer, "id").is_some_and(|answer_id| id.matches(answer_id));
+    if !answers_call || field(answer, "error").is_some() {
         return;
     }
-    if let Some(Value::Object(result)) = answer.get_mut("result") {
+    if let Some(Value::Object(result)) = field_mut(answer, "result") {
         visit(tool, result);
     }
 }

@@ -2,34 +2,32 @@
 
 use serde_json::{Map, Value};
 
+use super::field::{field, field_mut, str_field};
 use crate::exchange::ToolCallResult;
 
 impl ToolCallResult for Map<String, Value> {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
-        if self.get("isError") != Some(&Value::Bool(true)) {
+        if field(self, "isError") != Some(&Value::Bool(true)) {
             return None;
         }
-        let content = self.get_mut("content")?.as_array_mut()?;
+        let content = field_mut(self, "content")?.as_array_mut()?;
         // Malformed text items make the whole result untouchable.
-        if content
-            .iter()
-            .any(|item| is_text_item(item) && !item["text"].is_string())
-        {
+        let malformed =
+            |item: &Map<String, Value>| !matches!(field(item, "text"), Some(Value::String(_)));
+        if content.iter().filter_map(text_item_object).any(malformed) {
             return None;
         }
-        Some(content.iter_mut().filter_map(|item| {
-            if !is_text_item(item) {
-                return None;
-            }
-            match item.get_mut("text") {
+        Some(content.iter_mut().filter_map(|item| match item {
+            Value::Object(item) if is_text_type(item) => match field_mut(item, "text") {
                 Some(Value::String(text)) => Some(text),
                 _ => None,
-            }
+            },
+            _ => None,
         }))
     }
 
     fn insert_text(&mut self, text: String) {
-        if let Some(Value::Array(content)) = self.get_mut("content") {
+        if let Some(Value::Array(content)) = field_mut(self, "content") {
             content.insert(0, text_item(text));
         }
     }
@@ -43,6 +41,11 @@ pub(super) fn text_item(text: String) -> Value {
     Value::Object(item)
 }
 
-fn is_text_item(item: &Value) -> bool {
-    item.get("type").and_then(Value::as_str) == Some("text")
+/// The item as an object, if it is a text item.
+fn text_item_object(item: &Value) -> Option<&Map<String, Value>> {
+    item.as_object().filter(|item| is_text_type(item))
+}
+
+fn is_text_type(item: &Map<String, Value>) -> bool {
+    str_field(item, "type") == Some("text")
 }
