@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 
 use crate::config::Config;
 use crate::exchange::ToolCalls;
-use crate::panic::{CaughtPanic, drop_quietly};
+use crate::panic::CaughtPanic;
 use crate::renderer::ErrorRenderer;
 
 pin_project! {
@@ -68,7 +68,7 @@ where
                 match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
                     Ok(Poll::Pending) => return Poll::Pending,
                     Ok(Poll::Ready(mut result)) => {
-                        this.state.set(State::Done);
+                        drop_inner_future(this.state);
                         if let Ok(response) = &mut result {
                             this.calls.for_each_tool_result(response, |tool, result| {
                                 this.config.rewrap(result, tool)
@@ -78,13 +78,7 @@ where
                     }
                     Err(payload) => {
                         let panic = CaughtPanic::new(payload);
-                        // The future panicked: drop it now, and survive its drop.
-                        let state = &mut this.state;
-                        if let Err(payload) =
-                            catch_unwind(AssertUnwindSafe(|| state.set(State::Done)))
-                        {
-                            drop_quietly(payload);
-                        }
+                        drop_inner_future(this.state);
                         panic
                     }
                 }
@@ -97,6 +91,15 @@ where
             StateProj::Done => panic!("future polled after completion"),
         };
         Poll::Ready(answer_panic(this.calls, &panic, this.config))
+    }
+}
+
+/// Drops the inner future as soon as it is finished (or has panicked), so that
+/// a panic in its `Drop` cannot cost the answer: that panic is logged and dropped.
+fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
+    let mut state = state;
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
+        CaughtPanic::new(payload).log_in_drop();
     }
 }
 

@@ -70,6 +70,14 @@ impl CaughtPanic {
         }
     }
 
+    /// Logs a panic raised while dropping the inner future; the answer stands.
+    pub(crate) fn log_in_drop(&self) {
+        tracing::error!(
+            payload = self.payload_text(),
+            "the handler's future panicked while being dropped; the answer is kept"
+        );
+    }
+
     /// Logs a panic that no response will carry (a notification).
     pub(crate) fn log_unanswered(&self) {
         tracing::error!(
