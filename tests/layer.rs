@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use mcp_tool_errors::{ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::golden::{Inner, PanicAt, load_cases, serialize_output};
+use support::log::CapturedLog;
 use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 
 fn tool_call(id: u64, tool: &str) -> Value {
@@ -187,37 +188,14 @@ async fn stacking_the_layer_never_double_wraps() {
     }
 }
 
-/// A `tracing` writer that keeps everything written to it.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn every_rewrap_is_logged_at_debug() {
-    let log = Captured::default();
-    let writer = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
-        let mut service = ToolErrors::new(failing_tool("nope"));
-        let future = service.call(tool_call(1, "lookup_user"));
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let mut future = std::pin::pin!(future);
-        assert!(future.as_mut().poll(&mut cx).is_ready());
-    });
-    let log = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let log = CapturedLog::start_at(tracing::Level::DEBUG);
+    let mut service = ToolErrors::new(failing_tool("nope"));
+    let future = service.call(tool_call(1, "lookup_user"));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(std::pin::pin!(future).poll(&mut cx).is_ready());
+    let log = log.lines().join("\n");
     assert!(log.contains("DEBUG"), "{log}");
     assert!(log.contains("rewrapped tool error"), "{log}");
     assert!(log.contains("tool=\"lookup_user\""), "{log}");

@@ -8,13 +8,12 @@
 mod support;
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors, is_rendered};
 use serde_json::{Value, json};
+use support::log::CapturedLog;
 use tower::{Layer, Service, ServiceExt, service_fn};
-use tracing::subscriber::DefaultGuard;
 
 /// A fake secret, as a handler might format into a panic message.
 const SECRET: &str = "sk-live-7Hq2Zx9PvB4nLw0T";
@@ -50,88 +49,41 @@ fn assert_nothing_of_the_payload_in(sent: &str) {
     assert!(
         found.is_empty(),
         "{found:?} of the panic payload reached the client: {}",
-        shown(sent)
+        sent
     );
 }
 
-/// Text for a failure message. The payload's `[expected]` mark would make the
-/// quiet panic hook swallow the whole message, so it is spelled otherwise.
-fn shown(text: &str) -> String {
-    text.replace("[expected]", "[expected-mark]")
+/// Log assertions of these tests.
+trait PanicLog {
+    fn assert_panic_logged(&self, tool: Option<&str>, id: &str);
 }
 
-/// The `tracing` output of the current thread, kept in memory.
-struct CapturedLog {
-    written: Arc<Mutex<Vec<u8>>>,
-    _guard: DefaultGuard,
-}
-
-#[derive(Clone)]
-struct Writer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Writer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl CapturedLog {
-    /// Captures everything logged on this thread until the log is dropped.
-    fn start() -> Self {
-        let written = Arc::new(Mutex::new(Vec::new()));
-        let writer = Writer(written.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .without_time()
-            .with_writer(move || writer.clone())
-            .finish();
-        Self {
-            written,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
-    }
-
-    fn lines(&self) -> Vec<String> {
-        let written = self.written.lock().unwrap();
-        String::from_utf8_lossy(&written)
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
+impl PanicLog for CapturedLog {
     /// Checks that the log has an error event for the panic answered for `id`
     /// (and `tool`, for a `tools/call`), with the payload in it.
-    ///
-    /// `id` is as JSON writes it; rmcp's ids are logged with their `Debug`
-    /// (`Number(7)`), so that form counts too.
+    /// `id` is as JSON writes it, the way every message type logs it.
     #[track_caller]
     fn assert_panic_logged(&self, tool: Option<&str>, id: &str) {
         let lines = self.lines();
         let event = lines.iter().find(|line| {
             line.contains("handler panicked; answering with an error")
-                && (line.contains(&format!(" id={id} "))
-                    || line.contains(&format!(" id=Number({id}) ")))
+                && line.contains(&format!(" id={id} "))
                 && tool.is_none_or(|tool| line.contains(&format!("tool=\"{tool}\"")))
         });
         let event = event.unwrap_or_else(|| {
             panic!(
                 "no error event for {tool:?} (id {id}) in\n{}",
-                shown(&lines.join("\n"))
+                &lines.join("\n")
             )
         });
-        assert!(event.contains("ERROR"), "{}", shown(event));
+        assert!(event.contains("ERROR"), "{}", event);
         assert!(
             event.contains(SECRET),
             "the payload is not in the log: {}",
-            shown(event)
+            event
         );
         if tool.is_none() {
-            assert!(!event.contains("tool="), "{}", shown(event));
+            assert!(!event.contains("tool="), "{}", event);
         }
     }
 }
@@ -212,11 +164,11 @@ async fn json_path_logs_a_panicked_notification() {
     let event = lines
         .iter()
         .find(|line| line.contains("handler panicked on a message that expects no response"))
-        .unwrap_or_else(|| panic!("no event in\n{}", shown(&lines.join("\n"))));
+        .unwrap_or_else(|| panic!("no event in\n{}", &lines.join("\n")));
     assert!(
         event.contains("ERROR") && event.contains(SECRET),
         "{}",
-        shown(event)
+        event
     );
 }
 
@@ -229,11 +181,7 @@ async fn json_path_sends_the_payload_only_when_told_to() {
         .layer(leaky_json_service(true).into_inner());
     let response = send(exposing, tool_call(1, "deploy")).await.unwrap();
     let sent = serde_json::to_string(&response).unwrap();
-    assert!(
-        payload_parts_in(&sent).contains(&SECRET),
-        "{}",
-        shown(&sent)
-    );
+    assert!(payload_parts_in(&sent).contains(&SECRET), "{}", &sent);
 }
 
 // ---------------------------------------------------------------------------
@@ -428,7 +376,7 @@ async fn rmcp_path_keeps_the_payload_in_the_log() {
     assert!(
         payload_parts_in(&client.received).contains(&SECRET),
         "{}",
-        shown(&client.received)
+        &client.received
     );
     server.abort();
 }
@@ -500,7 +448,7 @@ async fn tower_mcp_path_keeps_the_payload_in_the_log() {
     assert!(
         payload_parts_in(&client.received).contains(&SECRET),
         "{}",
-        shown(&client.received)
+        &client.received
     );
     server.abort();
 }

@@ -73,7 +73,8 @@ impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
         &self,
         mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<ServerResult, E> {
-        let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
+        let id = self.id.as_ref().map(LoggedId);
+        let id = id.as_ref().map(|id| id as &dyn std::fmt::Debug);
         match answer(PanickedCall::new(self.tool.as_deref(), id)) {
             PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
                 // rmcp's own constructor: `resultType` is set as rmcp sets it on
@@ -85,6 +86,18 @@ impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
                 message,
                 None,
             ))),
+        }
+    }
+}
+
+/// A request id shown as JSON (`7`, `"abc"`), as the other message types log it.
+struct LoggedId<'a>(&'a RequestId);
+
+impl std::fmt::Debug for LoggedId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
         }
     }
 }

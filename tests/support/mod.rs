@@ -2,4 +2,5 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod golden;
+pub mod log;
 pub mod quiet_panics;

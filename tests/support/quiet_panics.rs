@@ -3,8 +3,8 @@
 use std::sync::Once;
 
 /// Installs, once per test binary, a panic hook that stays silent for the panics
-/// tests raise on purpose (from `tests/support/`, or whose message contains
-/// `[expected]`) and prints every other one as usual.
+/// tests raise on purpose (from `tests/support/`, or whose message starts with
+/// `[expected]`, so that a failed assertion quoting such a message still shows) and prints every other one as usual.
 pub fn silence_expected_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -18,7 +18,7 @@ pub fn silence_expected_panics() {
             let from_support = info
                 .location()
                 .is_some_and(|at| at.file().replace('\\', "/").contains("tests/support/"));
-            let expected = from_support || message.is_some_and(|m| m.contains("[expected]"));
+            let expected = from_support || message.is_some_and(|m| m.starts_with("[expected]"));
             if !expected {
                 default(info);
             }
