@@ -3,7 +3,7 @@
 use compact_str::CompactString;
 use serde_json::Value;
 
-use super::field::{field, str_field};
+use super::field::str_field;
 use super::id::RequestId;
 use crate::exchange::ToolCallRequest;
 
@@ -48,18 +48,24 @@ impl ToolCallRequest for Value {
 
 impl JsonCall {
     fn read(message: &Value) -> Option<Self> {
-        let message = message.as_object()?;
-        let method = str_field(message, "method")?;
-        let tool = if method == "tools/call" {
-            field(message, "params")
-                .and_then(Value::as_object)
+        // One pass over the keys: a JSON-RPC request has a handful of them.
+        let (mut method, mut params, mut id) = (None, None, None);
+        for (key, value) in message.as_object()? {
+            match key.as_str() {
+                "method" => method = value.as_str(),
+                "params" => params = value.as_object(),
+                "id" => id = Some(value),
+                _ => {}
+            }
+        }
+        let tool = match method? {
+            "tools/call" => params
                 .and_then(|params| str_field(params, "name"))
-                .map(CompactString::from)
-        } else {
-            None
+                .map(CompactString::from),
+            _ => None,
         };
         Some(Self {
-            id: field(message, "id").map(RequestId::from_value),
+            id: id.map(RequestId::from_value),
             tool,
         })
     }

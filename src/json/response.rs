@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::calls::{JsonCall, JsonCalls, Shape};
-use super::field::{field, field_mut};
+use super::field::field;
 use super::tool_result::text_item;
 use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, ToolCalls};
 
@@ -95,11 +95,17 @@ fn visit_answer(
     let Value::Object(answer) = answer else {
         return;
     };
-    let answers_call = field(answer, "id").is_some_and(|answer_id| id.matches(answer_id));
-    if !answers_call || field(answer, "error").is_some() {
-        return;
+    let (mut answer_id, mut has_error, mut result) = (None, false, None);
+    for (key, value) in answer.iter_mut() {
+        match key.as_str() {
+            "id" => answer_id = Some(&*value),
+            "error" => has_error = true,
+            "result" => result = value.as_object_mut(),
+            _ => {}
+        }
     }
-    if let Some(Value::Object(result)) = field_mut(answer, "result") {
+    let answers_call = answer_id.is_some_and(|answer_id| id.matches(answer_id));
+    if let (true, false, Some(result)) = (answers_call, has_error, result) {
         visit(tool, result);
     }
 }

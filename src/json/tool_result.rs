@@ -7,10 +7,18 @@ use crate::exchange::ToolCallResult;
 
 impl ToolCallResult for Map<String, Value> {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
-        if field(self, "isError") != Some(&Value::Bool(true)) {
+        let (mut is_error, mut content) = (false, None);
+        for (key, value) in self.iter_mut() {
+            match key.as_str() {
+                "isError" => is_error = *value == Value::Bool(true),
+                "content" => content = Some(value),
+                _ => {}
+            }
+        }
+        if !is_error {
             return None;
         }
-        let content = field_mut(self, "content")?.as_array_mut()?;
+        let content = content?.as_array_mut()?;
         // Malformed text items make the whole result untouchable.
         let malformed =
             |item: &Map<String, Value>| !matches!(field(item, "text"), Some(Value::String(_)));
