@@ -190,7 +190,7 @@ async fn stacking_the_layer_never_double_wraps() {
 
 #[test]
 fn every_rewrap_is_logged_at_debug() {
-    let log = CapturedLog::start_at(tracing::Level::DEBUG);
+    let log = CapturedLog::start();
     let mut service = ToolErrors::new(failing_tool("nope"));
     let future = service.call(tool_call(1, "lookup_user"));
     let mut cx = Context::from_waker(std::task::Waker::noop());

@@ -1,23 +1,36 @@
 //! The `tracing` output of the current thread, kept in memory for assertions.
+//!
+//! One global subscriber per test binary, at `DEBUG`, writes each event into the
+//! buffer of the thread that logged it, if that thread is capturing. A global
+//! subscriber rather than one scoped to each test: tracing caches per callsite
+//! whether anyone listens, and with scoped subscribers on parallel test threads
+//! that cache can be computed from a thread that listens to nothing, silently
+//! dropping another test's events.
 
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Once};
 
-use tracing::Level;
-use tracing::subscriber::DefaultGuard;
+type Buffer = Arc<Mutex<Vec<u8>>>;
 
-/// Everything logged on this thread while it is alive (events at `INFO` and above
-/// unless started with [`CapturedLog::start_at`]).
-pub struct CapturedLog {
-    written: Arc<Mutex<Vec<u8>>>,
-    _guard: DefaultGuard,
+thread_local! {
+    static CAPTURE: RefCell<Option<Buffer>> = const { RefCell::new(None) };
 }
 
-#[derive(Clone)]
-struct Writer(Arc<Mutex<Vec<u8>>>);
+/// Everything logged on this thread, at `DEBUG` and above, while it is alive.
+pub struct CapturedLog {
+    written: Buffer,
+}
 
-impl std::io::Write for Writer {
+/// Writes into the current thread's capture buffer, or nowhere.
+struct ThreadWriter;
+
+impl std::io::Write for ThreadWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        CAPTURE.with(|capture| {
+            if let Some(written) = capture.borrow().as_ref() {
+                written.lock().unwrap().extend_from_slice(buf);
+            }
+        });
         Ok(buf.len())
     }
 
@@ -27,25 +40,22 @@ impl std::io::Write for Writer {
 }
 
 impl CapturedLog {
-    /// Captures events at `INFO` and above on this thread until dropped.
+    /// Captures everything logged on this thread until dropped.
     pub fn start() -> Self {
-        Self::start_at(Level::INFO)
-    }
-
-    /// Captures events at `level` and above on this thread until dropped.
-    pub fn start_at(level: Level) -> Self {
-        let written = Arc::new(Mutex::new(Vec::new()));
-        let writer = Writer(written.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(level)
-            .with_ansi(false)
-            .without_time()
-            .with_writer(move || writer.clone())
-            .finish();
-        Self {
-            written,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
+        static GLOBAL: Once = Once::new();
+        GLOBAL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::DEBUG)
+                .with_ansi(false)
+                .without_time()
+                .with_writer(|| ThreadWriter)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other global subscriber in this test binary");
+        });
+        let written = Buffer::default();
+        CAPTURE.with(|capture| *capture.borrow_mut() = Some(written.clone()));
+        Self { written }
     }
 
     /// The log so far, one string per line.
@@ -55,5 +65,11 @@ impl CapturedLog {
             .lines()
             .map(str::to_owned)
             .collect()
+    }
+}
+
+impl Drop for CapturedLog {
+    fn drop(&mut self) {
+        CAPTURE.with(|capture| capture.borrow_mut().take());
     }
 }
