@@ -28,10 +28,7 @@ const DEFAULT_PORT: u16 = 3000;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
-        .init();
+    rmcp_tools::log_to_stderr();
 
     let port = match std::env::var("PORT") {
         Ok(port) => port

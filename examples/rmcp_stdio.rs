@@ -44,10 +44,7 @@ use rmcp_tools::DemoServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
-        .init();
+    rmcp_tools::log_to_stderr();
 
     let server = DemoServer::new().with_tool_errors();
     let running = server.serve(rmcp::transport::stdio()).await?;

@@ -89,3 +89,11 @@ impl ServerHandler for DemoServer {
         Ok(())
     }
 }
+
+/// Sends logs to stderr: over stdio, stdout carries the protocol.
+pub fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .init();
+}
