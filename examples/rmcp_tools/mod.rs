@@ -91,7 +91,7 @@ impl ServerHandler for DemoServer {
 }
 
 /// Sends logs to stderr: over stdio, stdout carries the protocol.
-pub fn log_to_stderr() {
+pub(crate) fn log_to_stderr() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(tracing::Level::INFO)
