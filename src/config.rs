@@ -1,7 +1,11 @@
-//! The settings shared by the layer, the service and every response future.
+//! The settings shared by the layer, the service and every response future, and
+//! the rewrap policy they drive.
 
-use crate::renderer::ErrorRenderer;
-use crate::rewrap::rewrap_tool_result;
+use crate::exchange::ToolResult;
+use crate::render::ErrorRenderer;
+
+/// The message given to the model when an error result has no text item at all.
+pub(crate) const NO_TEXT_MESSAGE: &str = "The tool reported an error without any text.";
 
 /// What the layer was configured with; cloned into each response future.
 #[derive(Clone, Copy, Default)]
@@ -11,8 +15,25 @@ pub(crate) struct Config<R> {
 }
 
 impl<R: ErrorRenderer> Config<R> {
-    pub(crate) fn rewrap<T: crate::ToolCallResult + ?Sized>(&self, result: &mut T, tool: &str) {
-        rewrap_tool_result(result, tool, &self.renderer);
+    /// Rewraps every text item of `result` if it is an error, or adds one if it
+    /// has none.
+    pub(crate) fn rewrap<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {
+        let Some(texts) = result.error_texts() else {
+            return;
+        };
+        let (mut items, mut rewrapped) = (0usize, 0usize);
+        for text in texts {
+            items += 1;
+            if !self.renderer.is_rendered(text) {
+                *text = self.renderer.render(tool, text);
+                rewrapped += 1;
+            }
+        }
+        if items == 0 {
+            result.insert_text(self.renderer.render(tool, NO_TEXT_MESSAGE));
+            rewrapped = 1;
+        }
+        tracing::debug!(tool, items, rewrapped, "rewrapped tool error");
     }
 }
 

@@ -1,5 +1,6 @@
-//! [`ResponseFuture`]: the inner service's future, with the response rewrapped and
-//! a panic while polling turned into an answer.
+//! [`ResponseFuture`], the future of [`ToolErrors`](crate::ToolErrors): the inner
+//! service's future, with the response rewrapped and a panic while polling turned
+//! into an answer.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -9,54 +10,56 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 
 use crate::config::Config;
-use crate::exchange::ToolCalls;
+use crate::exchange::Pending;
 use crate::panic::CaughtPanic;
-use crate::renderer::ErrorRenderer;
+use crate::render::ErrorRenderer;
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
     ///
     /// Polls the inner future in the caller's task (never spawned, so task-locals
     /// keep working) and catches a panic there as well.
-    pub struct ResponseFuture<F, C, R> {
+    pub struct ResponseFuture<F, P, R> {
         #[pin]
         state: State<F>,
-        calls: C,
+        pending: P,
         config: Config<R>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
+    #[project_replace = StateReplace]
     enum State<F> {
         Running { #[pin] future: F },
-        Panicked { panic: Option<CaughtPanic> },
+        /// `call` panicked: the answer is made at the first poll.
+        Panicked { panic: CaughtPanic },
         Done,
     }
 }
 
-impl<F, C, R> ResponseFuture<F, C, R> {
-    pub(crate) fn running(future: F, calls: C, config: Config<R>) -> Self {
+impl<F, P, R> ResponseFuture<F, P, R> {
+    pub(crate) fn running(future: F, pending: P, config: Config<R>) -> Self {
         Self {
             state: State::Running { future },
-            calls,
+            pending,
             config,
         }
     }
 
-    pub(crate) fn panicked(panic: CaughtPanic, calls: C, config: Config<R>) -> Self {
+    pub(crate) fn panicked(panic: CaughtPanic, pending: P, config: Config<R>) -> Self {
         Self {
-            state: State::Panicked { panic: Some(panic) },
-            calls,
+            state: State::Panicked { panic },
+            pending,
             config,
         }
     }
 }
 
-impl<F, C, R, Response, Error> Future for ResponseFuture<F, C, R>
+impl<F, P, R, Response, Error> Future for ResponseFuture<F, P, R>
 where
     F: Future<Output = Result<Response, Error>>,
-    C: ToolCalls<Response, Error>,
+    P: Pending<Response, Error>,
     R: ErrorRenderer,
 {
     type Output = Result<Response, Error>;
@@ -70,7 +73,7 @@ where
                     Ok(Poll::Ready(mut result)) => {
                         drop_inner_future(this.state);
                         if let Ok(response) = &mut result {
-                            this.calls.for_each_tool_result(response, |tool, result| {
+                            this.pending.for_each_tool_result(response, |tool, result| {
                                 this.config.rewrap(result, tool)
                             });
                         }
@@ -83,14 +86,13 @@ where
                     }
                 }
             }
-            StateProj::Panicked { panic } => {
-                let panic = panic.take().expect("future polled after completion");
-                this.state.set(State::Done);
-                panic
-            }
+            StateProj::Panicked { .. } => match this.state.project_replace(State::Done) {
+                StateReplace::Panicked { panic } => panic,
+                _ => unreachable!("the state was just seen to be Panicked"),
+            },
             StateProj::Done => panic!("future polled after completion"),
         };
-        Poll::Ready(answer_panic(this.calls, &panic, this.config))
+        Poll::Ready(answer_panic(this.pending, &panic, this.config))
     }
 }
 
@@ -103,17 +105,17 @@ fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
     }
 }
 
-fn answer_panic<C, R, Response, Error>(
-    calls: &C,
+fn answer_panic<P, R, Response, Error>(
+    pending: &P,
     panic: &CaughtPanic,
     config: &Config<R>,
 ) -> Result<Response, Error>
 where
-    C: ToolCalls<Response, Error>,
+    P: Pending<Response, Error>,
     R: ErrorRenderer,
 {
     let mut answered = false;
-    let response = calls.panic_response(|call| {
+    let response = pending.panic_response(|call| {
         answered = true;
         panic.answer(call, config)
     });
@@ -123,7 +125,7 @@ where
     response
 }
 
-impl<F, C, R> std::fmt::Debug for ResponseFuture<F, C, R> {
+impl<F, P, R> std::fmt::Debug for ResponseFuture<F, P, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }

@@ -3,7 +3,7 @@
 use tower_layer::Layer;
 
 use crate::config::Config;
-use crate::renderer::{ErrorRenderer, Llmxml};
+use crate::render::{ErrorRenderer, Llmxml};
 use crate::service::ToolErrors;
 
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and

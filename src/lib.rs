@@ -66,15 +66,11 @@
 mod builder;
 mod config;
 pub mod exchange;
-mod future;
-mod go_quote;
-mod guard;
+pub mod future;
 mod json;
 mod layer;
 mod panic;
 mod render;
-mod renderer;
-mod rewrap;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
@@ -84,12 +80,8 @@ mod service;
 pub mod tower_mcp;
 
 pub use builder::ServiceBuilderExt;
-pub use exchange::{PanicAnswer, PanickedCall, ToolCallRequest, ToolCallResult, ToolCalls};
-pub use future::ResponseFuture;
-pub use json::JsonCalls;
 pub use layer::ToolErrorLayer;
-pub use render::{is_rendered, render_error};
-pub use renderer::{ErrorRenderer, Llmxml};
+pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use service::ToolErrors;
 
 #[cfg(doctest)]

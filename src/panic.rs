@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::config::Config;
 use crate::exchange::{PanicAnswer, PanickedCall};
-use crate::renderer::ErrorRenderer;
+use crate::render::ErrorRenderer;
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
 pub(crate) const HIDDEN_TOOL_MESSAGE: &str =

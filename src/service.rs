@@ -6,10 +6,10 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use crate::config::Config;
-use crate::exchange::{ToolCallRequest, ToolCalls};
+use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
 use crate::panic::CaughtPanic;
-use crate::renderer::{ErrorRenderer, Llmxml};
+use crate::render::{ErrorRenderer, Llmxml};
 
 /// Rewraps the text of `isError` tool results and answers panics of the inner
 /// service; everything else passes through unchanged.
@@ -68,24 +68,24 @@ where
 impl<S, Req, R> Service<Req> for ToolErrors<S, R>
 where
     S: Service<Req>,
-    Req: ToolCallRequest,
-    Req::Calls: ToolCalls<S::Response, S::Error>,
+    Req: Request,
+    Req::Pending: Pending<S::Response, S::Error>,
     R: ErrorRenderer,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S::Future, Req::Calls, R>;
+    type Future = ResponseFuture<S::Future, Req::Pending, R>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let calls = request.tool_calls();
+        let pending = request.pending();
         let config = self.config.clone();
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, calls, config),
-            Err(payload) => ResponseFuture::panicked(CaughtPanic::new(payload), calls, config),
+            Ok(future) => ResponseFuture::running(future, pending, config),
+            Err(payload) => ResponseFuture::panicked(CaughtPanic::new(payload), pending, config),
         }
     }
 }

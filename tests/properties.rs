@@ -16,11 +16,13 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use mcp_tool_errors::{JsonCalls, ToolCalls, ToolErrorLayer, is_rendered, render_error};
+use mcp_tool_errors::exchange::{JsonPending, Pending};
+use mcp_tool_errors::{ToolErrorLayer, is_rendered, render_error};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRunner};
 use serde_json::{Map, Value, json};
+use support::golden::preserves_key_order;
 use tower::{Layer, Service, service_fn};
 
 // ---------------------------------------------------------------------------
@@ -671,7 +673,7 @@ fn complete<F: Future>(future: F) -> F::Output {
 fn through_layer<Response>(request: Value, response: Response) -> Response
 where
     Response: Clone + 'static,
-    JsonCalls: ToolCalls<Response, Infallible>,
+    JsonPending: Pending<Response, Infallible>,
 {
     let inner = service_fn(move |_request: Value| {
         let response = response.clone();
@@ -849,16 +851,18 @@ fn the_oracle_rejects_what_the_layer_must_not_do() {
     let rewrapped = json!({"jsonrpc": "2.0", "id": 1, "result": {
         "content": [{"type": "text", "text": render_error("t", "bad")}], "isError": true}});
     assert!(check_response(&request, &before, &rewrapped).is_ok());
-    let forbidden = [
+    let mut forbidden = vec![
         // another tool's name
         json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": render_error("u", "bad")}], "isError": true}}),
         // another id
         json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": render_error("t", "bad")}], "isError": true}}),
-        // keys reordered
-        json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true, "content": [{"type": "text", "text": render_error("t", "bad")}]}}),
         // the text, but not as the element
         json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "<error>bad</error>"}], "isError": true}}),
     ];
+    if preserves_key_order() {
+        // keys reordered: only a serde_json that keeps key order can tell
+        forbidden.push(json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true, "content": [{"type": "text", "text": render_error("t", "bad")}]}}));
+    }
     for after in &forbidden {
         assert!(
             check_response(&request, &before, after).is_err(),

@@ -15,7 +15,8 @@ use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tool_errors::{JsonCalls, ToolCalls, ToolErrorLayer, is_rendered};
+use mcp_tool_errors::exchange::{JsonPending, Pending};
+use mcp_tool_errors::{ToolErrorLayer, is_rendered};
 use serde_json::Value;
 use tower::{Layer, Service, service_fn};
 
@@ -98,7 +99,7 @@ fn complete<F: Future>(future: F) -> F::Output {
 fn respond<A>(layer: &ToolErrorLayer, request: Value, answer: A) -> A
 where
     A: Clone + 'static,
-    JsonCalls: ToolCalls<A, Infallible>,
+    JsonPending: Pending<A, Infallible>,
 {
     let mut service = layer.layer(service_fn(move |_request: Value| {
         std::future::ready(Ok::<A, Infallible>(answer.clone()))

@@ -31,10 +31,9 @@
 //! # }
 //! ```
 
-mod calls;
 mod field;
-mod id;
+mod pending;
 mod response;
 mod tool_result;
 
-pub use calls::JsonCalls;
+pub use pending::JsonPending;

@@ -2,12 +2,12 @@
 
 use serde_json::{Map, Value};
 
-use super::calls::{JsonCall, JsonCalls, Shape};
 use super::field::field;
+use super::pending::{JsonCall, JsonPending, Shape};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, ToolCalls};
+use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, Pending};
 
-impl<E> ToolCalls<Value, E> for JsonCalls {
+impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
 
     fn for_each_tool_result(
@@ -61,7 +61,7 @@ impl<E> ToolCalls<Value, E> for JsonCalls {
     }
 }
 
-impl<E> ToolCalls<Option<Value>, E> for JsonCalls {
+impl<E> Pending<Option<Value>, E> for JsonPending {
     type Result = Map<String, Value>;
 
     fn for_each_tool_result(
@@ -70,7 +70,7 @@ impl<E> ToolCalls<Option<Value>, E> for JsonCalls {
         visit: impl FnMut(&str, &mut Map<String, Value>),
     ) {
         if let Some(response) = response {
-            ToolCalls::<Value, E>::for_each_tool_result(self, response, visit);
+            Pending::<Value, E>::for_each_tool_result(self, response, visit);
         }
     }
 
@@ -78,7 +78,7 @@ impl<E> ToolCalls<Option<Value>, E> for JsonCalls {
         &self,
         answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<Option<Value>, E> {
-        ToolCalls::<Value, E>::panic_response(self, answer)
+        Pending::<Value, E>::panic_response(self, answer)
             .map(|response| (!response.is_null()).then_some(response))
     }
 }

@@ -3,9 +3,9 @@
 use serde_json::{Map, Value};
 
 use super::field::{field, field_mut, str_field};
-use crate::exchange::ToolCallResult;
+use crate::exchange::ToolResult;
 
-impl ToolCallResult for Map<String, Value> {
+impl ToolResult for Map<String, Value> {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
         let (mut is_error, mut content) = (false, None);
         for (key, value) in self.iter_mut() {

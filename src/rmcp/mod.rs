@@ -87,15 +87,15 @@
 //! handler (the trait's default would answer instead). Moving to a newer rmcp is a
 //! deliberate change of this crate.
 
-mod calls;
 mod ext;
 mod handler_service;
 mod layered;
+mod pending;
 mod request;
 mod tool_result;
 
-pub use calls::RmcpCalls;
 pub use ext::ServerHandlerExt;
 pub use handler_service::{HandlerFuture, HandlerService};
 pub use layered::LayeredHandler;
+pub use pending::RmcpPending;
 pub use request::RequestWithContext;

@@ -2,9 +2,9 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::exchange::ToolCallResult;
+use crate::exchange::ToolResult;
 
-impl ToolCallResult for CallToolResult {
+impl ToolResult for CallToolResult {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
         if self.is_error != Some(true) {
             return None;

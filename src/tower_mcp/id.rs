@@ -1,55 +1,41 @@
-//! A tower-mcp request id, kept without allocating for numbers and short strings.
+//! tower-mcp's request id as the layer's [`RequestId`].
 
-use ::tower_mcp::RequestId;
-use compact_str::CompactString;
+use ::tower_mcp::RequestId as RouterId;
+use serde_json::Value;
 
-/// The id of a [`RouterRequest`](::tower_mcp::RouterRequest), as the layer keeps
-/// it to match the response and to answer after a panic.
-#[derive(Clone, PartialEq)]
-pub(super) enum RouterId {
-    Number(i64),
-    /// Inline up to 24 bytes.
-    String(CompactString),
-    /// A kind of id this version of the crate does not know (`RequestId` is
-    /// `#[non_exhaustive]`); kept whole so the answer still echoes it.
-    Other(RequestId),
-}
+use crate::exchange::request_id::RequestId;
 
-impl RouterId {
-    pub(super) fn new(id: &RequestId) -> Self {
+impl From<&RouterId> for RequestId {
+    fn from(id: &RouterId) -> Self {
         match id {
-            RequestId::Number(n) => Self::Number(*n),
-            RequestId::String(s) => Self::String(CompactString::from(s.as_str())),
-            other => Self::Other(other.clone()),
-        }
-    }
-
-    /// Whether `id`, the id of a response, is this id.
-    pub(super) fn matches(&self, id: &RequestId) -> bool {
-        match (self, id) {
-            (Self::Number(a), RequestId::Number(b)) => a == b,
-            (Self::String(a), RequestId::String(b)) => a == b,
-            (Self::Other(a), b) => a == b,
-            _ => false,
-        }
-    }
-
-    pub(super) fn to_request_id(&self) -> RequestId {
-        match self {
-            Self::Number(n) => RequestId::Number(*n),
-            Self::String(s) => RequestId::String(s.to_string()),
-            Self::Other(id) => id.clone(),
+            RouterId::Number(n) => Self::Number((*n).into()),
+            RouterId::String(s) => Self::String(s.as_str().into()),
+            // `RouterId` is `#[non_exhaustive]`: a kind of id this version does
+            // not know is kept as its JSON, so the answer still echoes it.
+            other => Self::from_value(&serde_json::to_value(other).unwrap_or(Value::Null)),
         }
     }
 }
 
-/// Shown as JSON (`7`, `"abc"`), the way it appears on the wire and in logs.
-impl std::fmt::Debug for RouterId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Number(n) => write!(f, "{n}"),
-            Self::String(s) => write!(f, "{s:?}"),
-            Self::Other(id) => write!(f, "{id:?}"),
-        }
+/// Whether `id`, the id of a response, is `own`; compared without allocating.
+pub(super) fn matches(own: &RequestId, id: &RouterId) -> bool {
+    match (own, id) {
+        (RequestId::Number(a), RouterId::Number(b)) => a.as_i64() == Some(*b),
+        (RequestId::String(a), RouterId::String(b)) => a == b,
+        (_, RouterId::Number(_) | RouterId::String(_)) => false,
+        (own, other) => *own == RequestId::from(other),
     }
+}
+
+/// `own`, which was read from a tower-mcp id, as that id again.
+pub(super) fn to_router_id(own: &RequestId) -> RouterId {
+    let direct = match own {
+        RequestId::String(s) => Some(RouterId::String(s.to_string())),
+        RequestId::Number(n) => n.as_i64().map(RouterId::Number),
+        _ => None,
+    };
+    direct.unwrap_or_else(|| {
+        RouterId::from_json(&own.to_value())
+            .expect("an id read from a tower-mcp RequestId converts back to one")
+    })
 }

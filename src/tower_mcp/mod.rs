@@ -69,9 +69,9 @@
 //! may change `RouterRequest`, `RouterResponse` or `CallToolResult`, so moving to
 //! a newer tower-mcp is a deliberate change of this crate.
 
-mod calls;
 mod id;
+mod pending;
 mod response;
 mod tool_result;
 
-pub use calls::TowerMcpCalls;
+pub use pending::TowerMcpPending;

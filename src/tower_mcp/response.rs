@@ -2,12 +2,13 @@
 
 use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
 
-use super::calls::TowerMcpCalls;
-use crate::exchange::{PanicAnswer, PanickedCall, ToolCalls};
+use super::id;
+use super::pending::TowerMcpPending;
+use crate::exchange::{PanicAnswer, PanickedCall, Pending};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
-impl<E> ToolCalls<RouterResponse, E> for TowerMcpCalls {
+impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     type Result = CallToolResult;
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
@@ -23,7 +24,7 @@ impl<E> ToolCalls<RouterResponse, E> for TowerMcpCalls {
         let Some(tool) = &self.tool else {
             return;
         };
-        if !self.id.matches(&response.id) {
+        if !id::matches(&self.id, &response.id) {
             return;
         }
         if let Ok(McpResponse::CallTool(result)) = &mut response.inner {
@@ -43,7 +44,7 @@ impl<E> ToolCalls<RouterResponse, E> for TowerMcpCalls {
             PanicAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
         };
         Ok(RouterResponse {
-            id: self.id.to_request_id(),
+            id: id::to_router_id(&self.id),
             inner,
         })
     }

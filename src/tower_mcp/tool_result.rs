@@ -2,11 +2,11 @@
 
 use ::tower_mcp::{CallToolResult, Content};
 
-use crate::exchange::ToolCallResult;
+use crate::exchange::ToolResult;
 
 /// The typed result cannot be malformed, so an `isError` result is always
 /// rewritable: its text items are the `Content::Text` items.
-impl ToolCallResult for CallToolResult {
+impl ToolResult for CallToolResult {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
         if !self.is_error {
             return None;

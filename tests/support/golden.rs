@@ -4,6 +4,13 @@
 //! when no response is sent).
 //!
 //! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
+//!
+//! The files hold keys in the order the server wrote them, which serde_json keeps
+//! only with its `preserve_order` feature (tower-mcp turns it on, so
+//! `--all-features` has it). Without it serde_json sorts keys, for the bare server
+//! as for the layer; then each expected file is read and written again by the
+//! same serde_json before the byte-for-byte comparison, so every value is still
+//! checked, and only the order is left to the build.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -122,6 +129,11 @@ pub fn serialize_output(response: &Value) -> String {
 pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
     let path = golden_dir().join(format!("{case}.out.json"));
     if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        assert!(
+            preserves_key_order(),
+            "bless with serde_json's preserve_order (cargo test --all-features): \
+             without it, keys would be written sorted"
+        );
         std::fs::write(&path, actual).unwrap();
         return Ok(());
     }
@@ -131,6 +143,14 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
             path.display()
         )
     })?;
+    let (expected, actual) = if preserves_key_order() {
+        (expected, actual.to_owned())
+    } else {
+        (
+            in_sorted_order(case, &expected)?,
+            in_sorted_order(case, actual)?,
+        )
+    };
     if expected == actual {
         Ok(())
     } else {
@@ -139,6 +159,25 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
             path.display()
         ))
     }
+}
+
+/// `json` written again by a serde_json that sorts keys.
+fn in_sorted_order(case: &str, json: &str) -> Result<String, String> {
+    let value: Value = serde_json::from_str(json).map_err(|e| format!("{case}: {e}"))?;
+    Ok(serialize_output(&value))
+}
+
+/// Whether this build's serde_json keeps object keys in the order they were
+/// written (feature `preserve_order`), rather than sorting them.
+pub fn preserves_key_order() -> bool {
+    let object: Value = serde_json::from_str(r#"{"b": 0, "a": 0}"#).unwrap();
+    object
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .map(String::as_str)
+        == Some("b")
 }
 
 /// Fails on any file in `golden/` that is not the input or output of a case.

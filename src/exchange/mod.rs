@@ -1,33 +1,38 @@
 //! The extension point for message types: how the layer reads a request and finds,
 //! in its response, the results of the tool calls it made.
 //!
-//! The layer itself knows nothing of JSON-RPC framing. A message type plugs in
-//! with three small traits:
+//! Users of the layer never need this module. The layer itself knows nothing of
+//! JSON-RPC framing; a message type plugs in with three small traits:
 //!
-//! - [`ToolCallRequest`] on the request type: what the layer must remember about
-//!   the request before it hands the request on (ids and tool names, usually);
-//! - [`ToolCalls`] on that memory: where the tool results are in the response, and
+//! - [`Request`] on the request type: what the layer must remember about the
+//!   request before it hands the request on (its id, and the tool name of a
+//!   `tools/call`);
+//! - [`Pending`] on that memory: where the tool results are in the response, and
 //!   how to answer the request when the inner service panicked;
-//! - [`ToolCallResult`] on the result of one `tools/call`: its error texts, and how
-//!   to add one.
+//! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
+//!   add one.
 //!
-//! The crate implements them for [`serde_json::Value`] (see
-//! [`JsonCalls`](crate::JsonCalls)) and, behind features, for rmcp and
-//! tower-mcp messages.
+//! The crate implements them for [`serde_json::Value`] (see [`JsonPending`]) and,
+//! behind features, for rmcp and tower-mcp messages.
 
-/// A request the layer can inspect before the inner service takes it.
-pub trait ToolCallRequest {
+pub(crate) mod request_id;
+
+pub use crate::json::JsonPending;
+
+/// A request the layer can read before the inner service takes it.
+pub trait Request {
     /// What the layer keeps of the request while the inner service handles it.
-    type Calls;
+    type Pending;
 
-    /// Records the tool calls (and anything else needed to answer) in this request.
-    fn tool_calls(&self) -> Self::Calls;
+    /// Reads what the layer needs to find the request's tool results in the
+    /// response, or to answer the request itself.
+    fn pending(&self) -> Self::Pending;
 }
 
-/// What the layer remembered of a request, used to rewrite its response.
-pub trait ToolCalls<Response, Error> {
+/// What the layer remembered of a request in flight, used to rewrite its response.
+pub trait Pending<Response, Error> {
     /// The result of one `tools/call`, as it appears in `Response`.
-    type Result: ToolCallResult;
+    type Result: ToolResult;
 
     /// Calls `visit` with the tool name and the result of every `tools/call`
     /// answered in `response`. Results of other requests, protocol errors and
@@ -48,7 +53,7 @@ pub trait ToolCalls<Response, Error> {
 }
 
 /// A `tools/call` result whose text items the layer can rewrap.
-pub trait ToolCallResult {
+pub trait ToolResult {
     /// The text of every text item, in order, when this is an `isError: true` result
     /// the layer may rewrite; `None` when it is not an error or is malformed (then
     /// it must be left exactly as it is).

@@ -1,11 +1,11 @@
-//! Reading a JSON-RPC request (or batch) into [`JsonCalls`].
+//! Reading a JSON-RPC request (or batch) into [`JsonPending`].
 
 use compact_str::CompactString;
 use serde_json::Value;
 
 use super::field::str_field;
-use super::id::RequestId;
-use crate::exchange::ToolCallRequest;
+use crate::exchange::Request;
+use crate::exchange::request_id::RequestId;
 
 /// What the layer remembers of a JSON-RPC message or batch: for each request, its
 /// id and, for a `tools/call`, the tool name.
@@ -13,7 +13,7 @@ use crate::exchange::ToolCallRequest;
 /// For a single request with an integer id (or a string id up to 24 bytes) and a
 /// tool name up to 24 bytes, nothing is allocated.
 #[derive(Debug, Clone)]
-pub struct JsonCalls {
+pub struct JsonPending {
     pub(super) shape: Shape,
 }
 
@@ -34,15 +34,15 @@ pub(super) struct JsonCall {
     pub(super) tool: Option<CompactString>,
 }
 
-impl ToolCallRequest for Value {
-    type Calls = JsonCalls;
+impl Request for Value {
+    type Pending = JsonPending;
 
-    fn tool_calls(&self) -> JsonCalls {
+    fn pending(&self) -> JsonPending {
         let shape = match self {
             Value::Array(batch) => Shape::Batch(batch.iter().map(JsonCall::read).collect()),
             single => Shape::Single(JsonCall::read(single)),
         };
-        JsonCalls { shape }
+        JsonPending { shape }
     }
 }
 

@@ -1,17 +1,7 @@
-//! The llmxml error element: [`render_error`] writes it, [`is_rendered`] recognises it.
-//!
-//! ```text
-//! <error tool="NAME">
-//! MESSAGE
-//! </error>
-//! ```
-//!
-//! `NAME` is quoted as Go's `strconv.Quote` does and the message is kept verbatim
-//! except that the `<` of every `<error` / `</error` becomes `&lt;`. This is the
-//! dialect of go-gerrit-mcp, byte for byte.
+//! The element itself: [`render_error`] writes it, [`is_rendered`] recognises it.
 
-use crate::go_quote::{canonical_quoted_prefix, push_quoted, quoted_len};
-use crate::guard::{guarded_len, is_guard_clean, push_guarded};
+use super::go_quote::{canonical_quoted_prefix, push_quoted, quoted_len};
+use super::guard::{guarded_len, is_guard_clean, push_guarded};
 
 const OPEN: &str = "<error tool=";
 const OPEN_END: &str = ">\n";

@@ -1,9 +1,11 @@
-//! A JSON-RPC request id, kept without allocating for numbers and short strings.
+//! [`RequestId`]: a JSON-RPC request id as the layer keeps it, whichever message
+//! type it came from, without allocating for numbers and short strings.
 
 use compact_str::CompactString;
 use serde_json::{Number, Value};
 
-/// The id of a request, as the layer remembers it to match the response.
+/// The id of a request, as the layer remembers it to match the response, answer
+/// the request itself and name it in the log.
 #[derive(Clone, PartialEq)]
 pub(crate) enum RequestId {
     Number(Number),

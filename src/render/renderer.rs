@@ -1,7 +1,7 @@
 //! How a tool error is rendered: the [`ErrorRenderer`] strategy and its default,
 //! [`Llmxml`].
 
-use crate::render::{is_rendered, render_error};
+use super::element::{is_rendered, render_error};
 
 /// Turns a tool name and an error message into the text the model reads.
 ///

@@ -1,10 +1,10 @@
-//! Reading a [`RouterRequest`] into [`TowerMcpCalls`].
+//! Reading a [`RouterRequest`] into [`TowerMcpPending`].
 
 use ::tower_mcp::{McpRequest, RouterRequest};
 use compact_str::CompactString;
 
-use super::id::RouterId;
-use crate::exchange::ToolCallRequest;
+use crate::exchange::Request;
+use crate::exchange::request_id::RequestId;
 
 /// What the layer remembers of a [`RouterRequest`]: its id and, for a
 /// `tools/call`, the tool name.
@@ -14,22 +14,22 @@ use crate::exchange::ToolCallRequest;
 /// sees anything. For an integer id (or a string id up to 24 bytes) and a tool
 /// name up to 24 bytes, nothing is allocated.
 #[derive(Debug, Clone)]
-pub struct TowerMcpCalls {
-    pub(super) id: RouterId,
+pub struct TowerMcpPending {
+    pub(super) id: RequestId,
     /// `Some` for a `tools/call`.
     pub(super) tool: Option<CompactString>,
 }
 
-impl ToolCallRequest for RouterRequest {
-    type Calls = TowerMcpCalls;
+impl Request for RouterRequest {
+    type Pending = TowerMcpPending;
 
-    fn tool_calls(&self) -> TowerMcpCalls {
+    fn pending(&self) -> TowerMcpPending {
         let tool = match &self.inner {
             McpRequest::CallTool(params) => Some(CompactString::from(params.name.as_str())),
             _ => None,
         };
-        TowerMcpCalls {
-            id: RouterId::new(&self.id),
+        TowerMcpPending {
+            id: RequestId::from(&self.id),
             tool,
         }
     }

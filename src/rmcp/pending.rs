@@ -1,26 +1,25 @@
-//! Reading rmcp's typed requests into [`RmcpCalls`], and answering after a panic.
+//! Reading rmcp's typed requests into [`RmcpPending`], and answering after a panic.
 
 use compact_str::CompactString;
 use rmcp::ErrorData;
-use rmcp::model::{
-    CallToolResult, ClientRequest, ContentBlock, ErrorCode, RequestId, ServerResult,
-};
+use rmcp::model::{CallToolResult, ClientRequest, ContentBlock, ErrorCode, ServerResult};
 
 use super::request::RequestWithContext;
-use crate::exchange::{PanicAnswer, PanickedCall, ToolCallRequest, ToolCalls};
+use crate::exchange::request_id::RequestId;
+use crate::exchange::{PanicAnswer, PanickedCall, Pending, Request};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
 /// and the request id when the request carries its context.
 #[derive(Debug, Clone)]
-pub struct RmcpCalls {
+pub struct RmcpPending {
     /// `Some` for a `tools/call`.
     tool: Option<CompactString>,
     /// Only for the log: a bare [`ClientRequest`] has no id.
     id: Option<RequestId>,
 }
 
-impl RmcpCalls {
-    fn read(request: &ClientRequest, id: Option<&RequestId>) -> Self {
+impl RmcpPending {
+    fn read(request: &ClientRequest, id: Option<&rmcp::model::RequestId>) -> Self {
         let tool = match request {
             ClientRequest::CallToolRequest(call) => {
                 Some(CompactString::from(call.params.name.as_ref()))
@@ -29,30 +28,30 @@ impl RmcpCalls {
         };
         Self {
             tool,
-            id: id.cloned(),
+            id: id.map(RequestId::from),
         }
     }
 }
 
-impl ToolCallRequest for ClientRequest {
-    type Calls = RmcpCalls;
+impl Request for ClientRequest {
+    type Pending = RmcpPending;
 
-    fn tool_calls(&self) -> RmcpCalls {
-        RmcpCalls::read(self, None)
+    fn pending(&self) -> RmcpPending {
+        RmcpPending::read(self, None)
     }
 }
 
-impl ToolCallRequest for RequestWithContext {
-    type Calls = RmcpCalls;
+impl Request for RequestWithContext {
+    type Pending = RmcpPending;
 
-    fn tool_calls(&self) -> RmcpCalls {
-        RmcpCalls::read(&self.request, Some(&self.context.id))
+    fn pending(&self) -> RmcpPending {
+        RmcpPending::read(&self.request, Some(&self.context.id))
     }
 }
 
 /// `E` is the inner service's error: [`ErrorData`] itself, or any error it
 /// converts into (a `tower::BoxError`, for instance).
-impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
+impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
     type Result = CallToolResult;
 
     fn for_each_tool_result(
@@ -73,8 +72,7 @@ impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
         &self,
         mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<ServerResult, E> {
-        let id = self.id.as_ref().map(LoggedId);
-        let id = id.as_ref().map(|id| id as &dyn std::fmt::Debug);
+        let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
         match answer(PanickedCall::new(self.tool.as_deref(), id)) {
             PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
                 // rmcp's own constructor: `resultType` is set as rmcp sets it on
@@ -90,14 +88,11 @@ impl<E: From<ErrorData>> ToolCalls<ServerResult, E> for RmcpCalls {
     }
 }
 
-/// A request id shown as JSON (`7`, `"abc"`), as the other message types log it.
-struct LoggedId<'a>(&'a RequestId);
-
-impl std::fmt::Debug for LoggedId<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            RequestId::Number(n) => write!(f, "{n}"),
-            RequestId::String(s) => write!(f, "{s:?}"),
+impl From<&rmcp::model::RequestId> for RequestId {
+    fn from(id: &rmcp::model::RequestId) -> Self {
+        match id {
+            rmcp::model::RequestId::Number(n) => Self::Number((*n).into()),
+            rmcp::model::RequestId::String(s) => Self::String(s.as_ref().into()),
         }
     }
 }
