@@ -1,0 +1,244 @@
+//! The child's stdio as a `tower::Service`: a client request goes to the child's
+//! stdin, and its future resolves with the child's response of the same id.
+//!
+//! The future that is dropped before its answer came (the layer's tool timeout
+//! expired) tells the child with `notifications/cancelled`, and the child's late
+//! answer is dropped.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::{mpsc, oneshot};
+use tower_service::Service;
+
+use crate::in_flight::{InFlight, Ticket};
+use crate::message::{Answer, Outgoing, requests, response_ids};
+
+/// What the task writing to the child's stdin is given.
+#[derive(Debug)]
+pub(crate) enum ToChild {
+    /// One line, newline included, written as it is.
+    Line(Vec<u8>),
+    /// The client closed its side: close the child's stdin.
+    Close,
+}
+
+/// The state shared by the service, its futures and the task reading the child.
+#[derive(Debug)]
+pub(crate) struct Child {
+    in_flight: Mutex<InFlight>,
+    to_child: mpsc::UnboundedSender<ToChild>,
+}
+
+impl Child {
+    pub(crate) fn new(to_child: mpsc::UnboundedSender<ToChild>) -> Arc<Self> {
+        Arc::new(Self {
+            in_flight: Mutex::new(InFlight::default()),
+            to_child,
+        })
+    }
+
+    /// Sends a line to the child as it is. A child that is gone loses it.
+    pub(crate) fn send(&self, message: ToChild) {
+        let _ = self.to_child.send(message);
+    }
+
+    /// The child is gone: every request in flight, and every later one, is
+    /// answered with its `status`.
+    pub(crate) fn gone(&self, status: String) {
+        self.in_flight().child_gone(status);
+    }
+
+    fn in_flight(&self) -> MutexGuard<'_, InFlight> {
+        // A panic while the lock was held left the table consistent: every
+        // method of InFlight finishes its changes before it can panic.
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn cancel(&self, ticket: Ticket) {
+        let Some(ids) = self.in_flight().cancel(ticket) else {
+            return;
+        };
+        for id in ids {
+            let notification = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "The client's tool timeout expired."},
+            });
+            let mut line = serde_json::to_vec(&notification).expect("a JSON value serializes");
+            line.push(b'\n');
+            self.send(ToChild::Line(line));
+        }
+    }
+}
+
+/// Client requests to the child, answered by the child's responses.
+#[derive(Debug, Clone)]
+pub(crate) struct ChildService {
+    child: Arc<Child>,
+}
+
+impl ChildService {
+    pub(crate) fn new(child: Arc<Child>) -> Self {
+        Self { child }
+    }
+}
+
+impl Service<Outgoing> for ChildService {
+    type Response = Answer;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Outgoing) -> ResponseFuture {
+        let (sender, receiver) = oneshot::channel();
+        let batch = request.value.is_array();
+        // Registered before it is sent, so that the answer always finds it.
+        let registered = self
+            .child
+            .in_flight()
+            .register(requests(&request.value), batch, sender);
+        match registered {
+            Ok(ticket) => {
+                self.child.send(ToChild::Line(request.line));
+                ResponseFuture::Waiting {
+                    receiver,
+                    ticket,
+                    child: self.child.clone(),
+                }
+            }
+            Err(answer) => ResponseFuture::Answered(Some(answer)),
+        }
+    }
+}
+
+/// The future of [`ChildService`].
+#[derive(Debug)]
+pub(crate) enum ResponseFuture {
+    Waiting {
+        receiver: oneshot::Receiver<Answer>,
+        ticket: Ticket,
+        child: Arc<Child>,
+    },
+    Answered(Option<Answer>),
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Answer, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let answer = match &mut *self {
+            Self::Answered(answer) => answer.take().expect("future polled after completion"),
+            Self::Waiting { receiver, .. } => match Pin::new(receiver).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(answer)) => answer,
+                // The table answers every request it drops; this cannot happen.
+                Poll::Ready(Err(_)) => unreachable!("a request left the table unanswered"),
+            },
+        };
+        *self = Self::Answered(None);
+        Poll::Ready(Ok(answer))
+    }
+}
+
+impl Drop for ResponseFuture {
+    fn drop(&mut self) {
+        if let Self::Waiting { ticket, child, .. } = self {
+            child.cancel(*ticket);
+        }
+    }
+}
+
+/// Writes the lines for the child to its stdin until the client closes its side.
+pub(crate) async fn write_to_child(stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<ToChild>) {
+    let mut stdin = tokio::io::BufWriter::new(stdin);
+    while let Some(message) = lines.recv().await {
+        let line = match message {
+            ToChild::Line(line) => line,
+            ToChild::Close => break,
+        };
+        let mut written = stdin.write_all(&line).await;
+        if written.is_ok() && lines.is_empty() {
+            written = stdin.flush().await;
+        }
+        if let Err(error) = written {
+            // The child closed its stdin or exited; its exit is reported elsewhere.
+            crate::log(&format!("the server's stdin is closed: {error}"));
+            return;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+/// Reads the child's stdout: responses go to the requests waiting for them,
+/// everything else to the client as it is. Returns at the child's EOF.
+pub(crate) async fn read_from_child(
+    stdout: ChildStdout,
+    child: Arc<Child>,
+    to_client: mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let mut stdout = BufReader::new(stdout);
+    loop {
+        let mut line = Vec::new();
+        match stdout.read_until(b'\n', &mut line).await {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(error) => {
+                crate::log(&format!("cannot read the server's stdout: {error}"));
+                return;
+            }
+        }
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        route_child_line(line, &child, &to_client);
+    }
+}
+
+fn route_child_line(line: Vec<u8>, child: &Child, to_client: &mpsc::UnboundedSender<Vec<u8>>) {
+    let text = line.trim_ascii();
+    if text.is_empty() {
+        return;
+    }
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(error) => {
+            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+            crate::log(&format!(
+                "not forwarded: the server wrote a line that is not JSON ({error}): {shown}"
+            ));
+            return;
+        }
+    };
+    let ids = response_ids(&value);
+    if !ids.is_empty() {
+        let mut in_flight = child.in_flight();
+        if let Some(waiting) = in_flight.answered(&ids) {
+            drop(in_flight);
+            let answer = Answer {
+                value,
+                line: Some(line),
+            };
+            // A receiver dropped since (a timeout) takes no answer.
+            let _ = waiting.send(answer);
+            return;
+        }
+        if in_flight.was_cancelled(&ids) {
+            crate::log("dropped the server's late answer to a request the client gave up");
+            return;
+        }
+    }
+    let _ = to_client.send(line);
+}
+

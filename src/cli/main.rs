@@ -1,0 +1,54 @@
+//! `mcp-tool-errors`: wraps any stdio MCP server, in any language, with the layer.
+//!
+//! ```text
+//! mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]
+//! ```
+//!
+//! The command runs as a child; newline-delimited JSON-RPC is relayed between
+//! the wrapper's stdin/stdout and the child's, in both directions, byte for byte.
+//! Client requests go through a `tower::Service` over the child's stdio with
+//! `ToolErrorLayer` in front of it, so the answers to `tools/call` get the
+//! layer's contract (rewrapped errors, timeouts, redaction, the cap); every other
+//! message, and every answer the layer left alone, is forwarded as the child's
+//! own bytes. When the child dies, what it left unanswered is answered, and the
+//! wrapper exits with the child's status.
+//!
+//! The files: `options` (the command line), `message` (a line and its value),
+//! `child` (the service over the child's stdio), `in_flight` (matching answers
+//! to requests by id), `invalid_params` (the `-32602` conversion), `relay` (the
+//! loops), `exit_status` and `signals`.
+
+mod child;
+mod exit_status;
+mod in_flight;
+mod invalid_params;
+mod message;
+mod options;
+mod relay;
+mod signals;
+
+use clap::Parser;
+
+fn main() {
+    let options = options::Options::parse();
+    let not_wired = options.not_wired();
+    if !not_wired.is_empty() {
+        log(&format!(
+            "this build cannot apply {} yet; ignored",
+            not_wired.join(", ")
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the runtime starts");
+    let code = runtime.block_on(relay::run(options));
+    // Not dropping the runtime: a blocking read of stdin may still be waiting,
+    // and the answers are written and flushed already.
+    std::process::exit(code);
+}
+
+/// The wrapper's own messages go to stderr, beside the child's.
+pub(crate) fn log(message: &str) {
+    eprintln!("mcp-tool-errors: {message}");
+}

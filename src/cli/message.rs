@@ -1,0 +1,155 @@
+//! The messages of the service stack: a client request with its original line,
+//! and the child's answer with its original line for as long as nothing in the
+//! stack has changed it.
+
+use mcp_tool_errors::exchange::{JsonPending, PanicAnswer, PanickedCall, Pending, Request};
+use serde_json::{Map, Value};
+
+/// A client request (or a batch holding at least one), read from one line.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) value: Value,
+    /// The line as the client wrote it, newline included: what the child gets.
+    pub(crate) line: Vec<u8>,
+}
+
+/// The answer to an [`Outgoing`].
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) value: Value,
+    /// The child's line, newline included, while `value` is what it says.
+    /// `None` once something changed `value` (or made it): it is serialized then.
+    pub(crate) line: Option<Vec<u8>>,
+}
+
+impl Answer {
+    /// An answer the wrapper made itself.
+    pub(crate) fn made(value: Value) -> Self {
+        Self { value, line: None }
+    }
+
+    /// The bytes to write to the client: the child's own when unchanged.
+    pub(crate) fn into_line(self) -> Vec<u8> {
+        match self.line {
+            Some(line) => line,
+            None => {
+                let mut line = serde_json::to_vec(&self.value).expect("a JSON value serializes");
+                line.push(b'\n');
+                line
+            }
+        }
+    }
+}
+
+/// The id of a request as a map key: its JSON text, so `1` and `"1"` differ.
+pub(crate) fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The requests of a message or batch that expect an answer: their ids, and
+/// whether each is a `tools/call`.
+pub(crate) fn requests(message: &Value) -> Vec<(Value, bool)> {
+    fn read(message: &Value) -> Option<(Value, bool)> {
+        let object = message.as_object()?;
+        let method = object.get("method")?.as_str()?;
+        let id = object.get("id")?;
+        Some((id.clone(), method == "tools/call"))
+    }
+    match message {
+        Value::Array(batch) => batch.iter().filter_map(read).collect(),
+        single => read(single).into_iter().collect(),
+    }
+}
+
+/// The ids of the responses in a message or batch from the child.
+pub(crate) fn response_ids(message: &Value) -> Vec<&Value> {
+    fn read(message: &Value) -> Option<&Value> {
+        let object = message.as_object()?;
+        if object.contains_key("method") {
+            return None;
+        }
+        object.get("id")
+    }
+    match message {
+        Value::Array(batch) => batch.iter().filter_map(read).collect(),
+        single => read(single).into_iter().collect(),
+    }
+}
+
+impl Request for Outgoing {
+    type Pending = OutgoingPending;
+
+    fn pending(&self) -> OutgoingPending {
+        OutgoingPending(self.value.pending())
+    }
+}
+
+/// What the layer remembers of an [`Outgoing`]: the JSON path's own memory.
+#[derive(Debug, Clone)]
+pub(crate) struct OutgoingPending(JsonPending);
+
+impl<E> Pending<Answer, E> for OutgoingPending {
+    type Result = Map<String, Value>;
+
+    fn for_each_tool_result(
+        &self,
+        answer: &mut Answer,
+        mut visit: impl FnMut(&str, &mut Self::Result),
+    ) {
+        // The layer changes error results only, so only those are compared; an
+        // answer it left alone keeps the child's bytes.
+        let mut changed = false;
+        Pending::<Value, E>::for_each_tool_result(&self.0, &mut answer.value, |tool, result| {
+            if result.get("isError") == Some(&Value::Bool(true)) {
+                let before = result.clone();
+                visit(tool, result);
+                changed |= *result != before;
+            } else {
+                visit(tool, result);
+            }
+        });
+        if changed {
+            answer.line = None;
+        }
+    }
+
+    fn panic_response(
+        &self,
+        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    ) -> Result<Answer, E> {
+        Pending::<Value, E>::panic_response(&self.0, answer).map(Answer::made)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn requests_are_the_messages_with_a_method_and_an_id() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
+            {"jsonrpc": "2.0", "method": "notifications/progress"},
+            {"jsonrpc": "2.0", "id": "x", "method": "ping"},
+            {"jsonrpc": "2.0", "id": 9, "result": {}},
+        ]);
+        assert_eq!(requests(&batch), [(json!(1), true), (json!("x"), false)]);
+    }
+
+    #[test]
+    fn responses_are_the_messages_with_an_id_and_no_method() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "result": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "roots/list"},
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": ""}},
+        ]);
+        assert_eq!(response_ids(&batch), [&json!(1), &json!(3)]);
+    }
+
+    #[test]
+    fn string_and_number_ids_are_different_keys() {
+        assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
+    }
+}

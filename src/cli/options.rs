@@ -1,0 +1,182 @@
+//! The command line: the options mirror the layer's settings, then `--` and the
+//! server's command.
+
+use std::time::Duration;
+
+use clap::Parser;
+use mcp_tool_errors::ToolErrorLayer;
+
+/// Wraps a stdio MCP server: tool errors become llmxml the model can read, hung
+/// tool calls are answered at their timeout, and a crashed server still answers.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-tool-errors",
+    version,
+    override_usage = "mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]"
+)]
+pub(crate) struct Options {
+    /// Answer a tools/call that the server has not answered after DURATION
+    /// (e.g. 250ms, 30s, 2m) with an isError result, and cancel it at the server.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) tool_timeout: Option<Duration>,
+
+    /// The timeout of one tool, overriding --tool-timeout; repeatable.
+    #[arg(long, value_name = "NAME=DURATION", value_parser = parse_tool_timeout)]
+    pub(crate) tool_timeout_for: Vec<(String, Duration)>,
+
+    /// Cut the text of a tool error to at most N bytes.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_error_bytes: Option<usize>,
+
+    /// Replace secrets (tokens, keys, passwords) in tool error texts.
+    #[arg(long)]
+    pub(crate) redact_secrets: bool,
+
+    /// Turn a -32602 (invalid params) answer to a tools/call of a tool that the
+    /// server listed into an isError result the model can read and correct.
+    #[arg(long)]
+    pub(crate) invalid_params_as_tool_errors: bool,
+
+    /// The server's command and its arguments, after `--`.
+    #[arg(
+        value_name = "COMMAND",
+        required = true,
+        num_args = 1..,
+        last = true,
+        allow_hyphen_values = true
+    )]
+    pub(crate) command: Vec<String>,
+}
+
+impl Options {
+    /// The layer in front of the server, configured from the options.
+    ///
+    /// WIRING: the one place where the options reach the layer. Every option is
+    /// parsed and validated before this; the settings that the layer does not
+    /// have yet are reported by [`Options::not_wired`].
+    pub(crate) fn layer(&self) -> ToolErrorLayer {
+        ToolErrorLayer::new()
+    }
+
+    /// The options given that the layer cannot apply yet, for a warning at start.
+    pub(crate) fn not_wired(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if self.tool_timeout.is_some() {
+            missing.push("--tool-timeout");
+        }
+        if !self.tool_timeout_for.is_empty() {
+            missing.push("--tool-timeout-for");
+        }
+        if self.max_error_bytes.is_some() {
+            missing.push("--max-error-bytes");
+        }
+        if self.redact_secrets {
+            missing.push("--redact-secrets");
+        }
+        missing
+    }
+}
+
+/// Reads `250ms`, `30s` or `2m`: a whole number and a unit, nothing else.
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{text}` has no unit: write e.g. 250ms, 30s or 2m"))?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a whole number"))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(number),
+        "s" => Duration::from_secs(number),
+        "m" => number
+            .checked_mul(60)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("`{text}` is too long"))?,
+        _ => return Err(format!("`{text}`: the unit must be ms, s or m")),
+    };
+    if duration.is_zero() {
+        return Err(format!("`{text}`: a timeout must be longer than zero"));
+    }
+    Ok(duration)
+}
+
+/// Reads `NAME=DURATION`; the name is everything before the last `=`.
+fn parse_tool_timeout(text: &str) -> Result<(String, Duration), String> {
+    let (name, duration) = text
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{text}` is not NAME=DURATION"))?;
+    if name.is_empty() {
+        return Err(format!("`{text}` has no tool name before `=`"));
+    }
+    Ok((name.to_owned(), parse_duration(duration)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_milliseconds_seconds_and_minutes() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+    }
+
+    #[test]
+    fn durations_without_a_unit_or_with_another_are_refused() {
+        for wrong in ["30", "s", "1.5s", "2h", "-1s", "0s", "30 s", ""] {
+            assert!(parse_duration(wrong).is_err(), "{wrong:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn tool_timeouts_split_at_the_last_equals_sign() {
+        assert_eq!(
+            parse_tool_timeout("a=b=5s"),
+            Ok(("a=b".to_owned(), Duration::from_secs(5)))
+        );
+        assert!(parse_tool_timeout("=5s").is_err());
+        assert!(parse_tool_timeout("search").is_err());
+    }
+
+    #[test]
+    fn the_command_comes_after_two_dashes_with_its_own_options() {
+        let options = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--tool-timeout",
+            "60s",
+            "--tool-timeout-for",
+            "build=2m",
+            "--max-error-bytes",
+            "4096",
+            "--redact-secrets",
+            "--",
+            "uvx",
+            "some-server",
+            "--verbose",
+        ])
+        .expect("the options parse");
+        assert_eq!(options.tool_timeout, Some(Duration::from_secs(60)));
+        assert_eq!(
+            options.tool_timeout_for,
+            [("build".to_owned(), Duration::from_secs(120))]
+        );
+        assert_eq!(options.max_error_bytes, Some(4096));
+        assert!(options.redact_secrets);
+        assert!(!options.invalid_params_as_tool_errors);
+        assert_eq!(options.command, ["uvx", "some-server", "--verbose"]);
+    }
+
+    #[test]
+    fn a_command_is_required() {
+        assert!(Options::try_parse_from(["mcp-tool-errors", "--redact-secrets"]).is_err());
+        assert!(Options::try_parse_from(["mcp-tool-errors", "--"]).is_err());
+    }
+
+    #[test]
+    fn the_clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Options::command().debug_assert();
+    }
+}

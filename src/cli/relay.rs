@@ -1,0 +1,193 @@
+//! The relay: the client's stdin to the child and the child's stdout to the
+//! client, with client requests going through the service stack, until the
+//! child exits.
+
+use std::convert::Infallible;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{mpsc, oneshot};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
+use crate::exit_status::{describe, exit_code};
+use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::message::{Outgoing, requests};
+use crate::options::Options;
+use crate::signals;
+
+/// How long the child may take to exit after the client closed stdin, before it
+/// is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// How long the child's last lines may take to arrive after it exited (a
+/// grandchild may hold its stdout open forever).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs the child until it exits; returns the wrapper's exit status.
+pub(crate) async fn run(options: Options) -> i32 {
+    let (program, arguments) = options
+        .command
+        .split_first()
+        .expect("clap requires a command");
+    let mut process = match Command::new(program)
+        .args(arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(process) => process,
+        Err(error) => {
+            crate::log(&format!("cannot start `{program}`: {error}"));
+            return 127;
+        }
+    };
+    let mut forwarded = match signals::Forwarded::install() {
+        Ok(forwarded) => forwarded,
+        Err(error) => {
+            crate::log(&format!("cannot handle signals: {error}"));
+            return 1;
+        }
+    };
+
+    let (to_child, lines_for_child) = mpsc::unbounded_channel();
+    let (to_client, lines_for_client) = mpsc::unbounded_channel();
+    let child = Child::new(to_child);
+    let stdin = process.stdin.take().expect("stdin is piped");
+    let stdout = process.stdout.take().expect("stdout is piped");
+    tokio::spawn(write_to_child(stdin, lines_for_child));
+    let reader = tokio::spawn(read_from_child(stdout, child.clone(), to_client.clone()));
+    let writer = tokio::spawn(write_to_client(lines_for_client));
+
+    let service = options.layer().layer(InvalidParamsAsToolErrors::new(
+        ChildService::new(child.clone()),
+        options.invalid_params_as_tool_errors,
+    ));
+    let (client_closed, mut client_closed_seen) = oneshot::channel();
+    let client = tokio::spawn(relay_client(service, child.clone(), to_client.clone(), client_closed));
+
+    let status = wait_for_child(&mut process, &mut forwarded, &mut client_closed_seen).await;
+    // The child's last lines (answers written just before it exited) first, then
+    // everything still in flight is answered with the status.
+    let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
+    let status = match status {
+        Ok(status) => status,
+        Err(error) => {
+            crate::log(&format!("cannot wait for the server: {error}"));
+            return 1;
+        }
+    };
+    child.gone(describe(status));
+    client.abort();
+    let _ = client.await;
+    drop(to_client);
+    // Ends when every answer task has written its answer.
+    let _ = writer.await;
+    exit_code(status)
+}
+
+/// Waits for the child's exit, forwarding signals, and killing it when it does
+/// not exit within the grace period after the client closed stdin.
+async fn wait_for_child(
+    process: &mut tokio::process::Child,
+    forwarded: &mut signals::Forwarded,
+    client_closed: &mut oneshot::Receiver<()>,
+) -> std::io::Result<ExitStatus> {
+    let pid = process.id();
+    let mut kill_at = None;
+    loop {
+        let grace_over = async {
+            match kill_at {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            status = process.wait() => return status,
+            signal = forwarded.next() => {
+                if let Some(pid) = pid {
+                    signals::send(pid, signal);
+                }
+            }
+            closed = &mut *client_closed, if kill_at.is_none() && !client_closed.is_terminated() => {
+                if closed.is_ok() {
+                    kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
+                }
+            }
+            () = grace_over => {
+                crate::log("the server did not exit after its stdin was closed; killing it");
+                let _ = process.start_kill();
+                kill_at = None;
+            }
+        }
+    }
+}
+
+/// Reads the client's lines: requests go through the service stack (each answer
+/// written by its own task), everything else to the child as it is.
+async fn relay_client<S>(
+    mut service: S,
+    child: Arc<Child>,
+    to_client: mpsc::UnboundedSender<Vec<u8>>,
+    closed: oneshot::Sender<()>,
+) where
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    loop {
+        let mut line = Vec::new();
+        match stdin.read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(error) => {
+                crate::log(&format!("cannot read stdin: {error}"));
+                break;
+            }
+        }
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
+            Ok(value) if !requests(&value).is_empty() => value,
+            // Notifications, responses to the child's requests, and lines that
+            // are not JSON (the child answers those) pass as they are.
+            _ => {
+                child.send(ToChild::Line(line));
+                continue;
+            }
+        };
+        let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+        let answer = service.call(Outgoing { value, line });
+        let to_client = to_client.clone();
+        tokio::spawn(async move {
+            let Ok(answer) = answer.await;
+            let _ = to_client.send(answer.into_line());
+        });
+    }
+    child.send(ToChild::Close);
+    let _ = closed.send(());
+}
+
+/// Writes the lines for the client to stdout, flushing whenever none is queued.
+async fn write_to_client(mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
+    let mut stdout = tokio::io::BufWriter::new(tokio::io::stdout());
+    while let Some(line) = lines.recv().await {
+        let mut written = stdout.write_all(&line).await;
+        if written.is_ok() && lines.is_empty() {
+            written = stdout.flush().await;
+        }
+        if let Err(error) = written {
+            crate::log(&format!("cannot write stdout: {error}"));
+            return;
+        }
+    }
+    let _ = stdout.flush().await;
+}
