@@ -1,0 +1,82 @@
+//! A stdio "MCP server" that does what a script says, for testing the
+//! `mcp-tool-errors` command over real pipes: it can answer, stay silent, write
+//! garbage, send requests of its own, answer in batches, or exit mid-call.
+//!
+//! The script is JSON in the environment variable `SCRIPTED_SERVER`:
+//!
+//! ```json
+//! {
+//!   "start": ["a line written at start"],
+//!   "on": {"tools/call echo": [{"send": "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{}}"}]}
+//! }
+//! ```
+//!
+//! Each received line is looked up by `tools/call NAME`, then by its method,
+//! then as `response` (a message with an id and no method), `batch` (an array),
+//! or `other`; a line with no entry gets nothing. Actions:
+//!
+//! - `{"send": TEXT}` writes TEXT and a newline, with `$ID` replaced by the
+//!   received id's JSON text and `$LINE` by the received line (trimmed);
+//! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
+//!
+//! At the end of stdin it exits with the script's `eof_exit` (0 if absent). It
+//! uses std only.
+
+use std::io::{BufRead, Write};
+
+use serde_json::Value;
+
+fn main() {
+    let script: Value = std::env::var("SCRIPTED_SERVER")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .expect("SCRIPTED_SERVER holds a JSON script");
+    let mut stdout = std::io::stdout().lock();
+    for line in script["start"].as_array().into_iter().flatten() {
+        let line = line.as_str().expect("start lines are strings");
+        writeln!(stdout, "{line}").expect("stdout is open");
+    }
+    stdout.flush().expect("stdout is open");
+    let on = script["on"].as_object().cloned().unwrap_or_default();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.expect("stdin is readable");
+        let received: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let Some(actions) = keys(&received).iter().find_map(|key| on.get(key)) else {
+            continue;
+        };
+        let id = received.get("id").map(Value::to_string).unwrap_or_default();
+        for action in actions.as_array().into_iter().flatten() {
+            if let Some(text) = action["send"].as_str() {
+                let text = text.replace("$ID", &id).replace("$LINE", line.trim());
+                writeln!(stdout, "{text}").expect("stdout is open");
+                stdout.flush().expect("stdout is open");
+            }
+            if let Some(code) = action["exit"].as_i64() {
+                std::process::exit(i32::try_from(code).expect("an exit code"));
+            }
+        }
+    }
+    let code = script["eof_exit"].as_i64().unwrap_or(0);
+    std::process::exit(i32::try_from(code).expect("an exit code"));
+}
+
+/// The script keys a received message answers to, most specific first.
+fn keys(received: &Value) -> Vec<String> {
+    let mut keys = Vec::new();
+    match received {
+        Value::Array(_) => keys.push("batch".to_owned()),
+        Value::Object(message) => match message.get("method").and_then(Value::as_str) {
+            Some(method) => {
+                if let Some(tool) = received["params"]["name"].as_str() {
+                    keys.push(format!("{method} {tool}"));
+                }
+                keys.push(method.to_owned());
+            }
+            None if message.contains_key("id") => keys.push("response".to_owned()),
+            None => {}
+        },
+        _ => {}
+    }
+    keys.push("other".to_owned());
+    keys
+}

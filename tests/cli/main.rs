@@ -1,0 +1,14 @@
+//! The `mcp-tool-errors` command over real pipes: against a scripted child
+//! (`scripted`), a server on the official Python SDK (`python`) and the
+//! TypeScript reference server (`everything`).
+//!
+//! The Python and TypeScript servers are installed by
+//! `scripts/install-test-servers.sh` into `.tools/`; their tests skip with a
+//! message when they are missing, unless `MCP_TOOL_ERRORS_REQUIRE_SERVERS` is
+//! set (CI sets it), and then fail. Every read from a process is bounded by a
+//! timeout, so a broken child fails a test instead of hanging it.
+
+mod everything;
+mod python;
+mod scripted;
+mod support;

@@ -1,0 +1,201 @@
+//! The wrapper against the scripted example server: the relay's own behaviour,
+//! message by message, over real pipes.
+
+use mcp_tool_errors::render_error;
+use serde_json::{Value, json};
+
+use crate::support::{Server, Session, result_text, tool_call};
+
+/// Echoes a received line back as the params of a `test/got` notification,
+/// so a test sees the bytes the child got.
+const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
+
+fn send(text: &str) -> Value {
+    json!({"send": text})
+}
+
+#[tokio::test]
+async fn everything_but_tool_call_answers_passes_byte_for_byte_both_ways() {
+    let ping_answer = r#"{"result":{},  "id":$ID ,"jsonrpc":"2.0"}"#;
+    let server_batch = r#"[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"é"}} ,{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}]"#;
+    let sampling = r#"{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}"#;
+    let progress = r#"{ "jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1} }"#;
+    let success = r#"{"result":{"content":[{"type":"text","text":"hi"}],"isError":false},"jsonrpc":"2.0","id":$ID}"#;
+    let server = Server::scripted(json!({
+        "on": {
+            "ping": [send(server_batch), send(ping_answer)],
+            "tools/call echo": [send(progress), send(sampling), send(success)],
+            "response": [send(GOT)],
+            "notifications/roots/list_changed": [send(GOT)],
+            "batch": [send(GOT)],
+        },
+    }));
+    let mut session = Session::wrapped(&[], &server);
+
+    let lines = session.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(lines, [server_batch.to_owned(), ping_answer.replace("$ID", "1")]);
+
+    let lines = session.exchange(&tool_call(2, "echo", json!({}))).await;
+    assert_eq!(
+        lines,
+        [progress.to_owned(), sampling.to_owned(), success.replace("$ID", "2")]
+    );
+
+    // The client's side: a response to the child's request, a notification and
+    // a batch without requests go to the child as they are.
+    for client_line in [
+        r#"{"id":"s-1" , "jsonrpc":"2.0","result":{"role":"assistant"}}"#,
+        r#"{"method":"notifications/roots/list_changed","jsonrpc":"2.0"}"#,
+        r#"[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]"#,
+    ] {
+        session.send(client_line).await;
+        let got = session.line().await;
+        assert_eq!(got, GOT.replace("$LINE", client_line));
+    }
+    session.close_stdin();
+    assert!(session.wait().await.success());
+}
+
+#[tokio::test]
+async fn tool_errors_are_rewrapped_and_answers_the_layer_leaves_alone_keep_their_bytes() {
+    let error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"no such change"}],"isError":true}}"#;
+    let rendered = r#"{"result":{"isError":true,"content":[{"type":"text","text":"<error tool=\"already\">\nx\n</error>"}]} , "id":$ID,"jsonrpc":"2.0"}"#;
+    let server = Server::scripted(json!({
+        "on": {"tools/call fail": [send(error)], "tools/call already": [send(rendered)]},
+    }));
+    let mut session = Session::wrapped(&[], &server);
+
+    let lines = session.exchange(&tool_call(1, "fail", json!({}))).await;
+    assert_eq!(result_text(&lines[0]), render_error("fail", "no such change"));
+
+    let lines = session.exchange(&tool_call(2, "already", json!({}))).await;
+    assert_eq!(lines, [rendered.replace("$ID", "2")]);
+}
+
+#[tokio::test]
+async fn a_batch_of_requests_is_answered_as_a_batch_through_the_layer() {
+    let answer = r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"boom"}],"isError":true}}]"#;
+    let server = Server::scripted(json!({"on": {"batch": [send(answer)]}}));
+    let mut session = Session::wrapped(&[], &server);
+
+    let batch = json!([tool_call(1, "explode", json!({})), {"jsonrpc": "2.0", "id": 2, "method": "ping"}]);
+    session.send(&batch.to_string()).await;
+    let answer: Value = serde_json::from_str(&session.line().await).expect("a JSON batch");
+    assert_eq!(answer[0], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    assert_eq!(
+        answer[1]["result"]["content"][0]["text"],
+        render_error("explode", "boom")
+    );
+}
+
+#[tokio::test]
+async fn a_line_from_the_child_that_is_not_json_is_logged_and_not_forwarded() {
+    let server = Server::scripted(json!({
+        "on": {"ping": [send("garbage {"), send(""), send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)]},
+    }));
+    let mut session = Session::wrapped(&[], &server);
+
+    let lines = session.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]);
+    session.stderr_shows("not JSON").await;
+    assert!(session.stderr().contains("garbage {"));
+}
+
+#[tokio::test]
+async fn a_crash_answers_every_request_in_flight_and_the_wrapper_exits_with_its_status() {
+    let server = Server::scripted(json!({"on": {"tools/call die": [{"exit": 3}]}}));
+    let mut session = Session::wrapped(&[], &server);
+
+    session.send(&tool_call(1, "slow", json!({})).to_string()).await;
+    session.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#).await;
+    session.send(&tool_call(3, "die", json!({})).to_string()).await;
+    let mut answers: Vec<Value> = Vec::new();
+    while let Some(line) = session.line_or_eof().await {
+        answers.push(serde_json::from_str(&line).expect("JSON"));
+    }
+    answers.sort_by_key(|answer| answer["id"].to_string());
+    let message = "The server process exited (exit code 3) before answering.";
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["id"], "p");
+    assert_eq!(answers[0]["error"]["code"], -32603);
+    assert_eq!(answers[0]["error"]["message"], message);
+    assert_eq!(answers[1]["result"]["content"][0]["text"], render_error("slow", message));
+    assert_eq!(answers[1]["result"]["isError"], true);
+    assert_eq!(answers[2]["result"]["content"][0]["text"], render_error("die", message));
+    assert_eq!(session.wait().await.code(), Some(3));
+}
+
+#[tokio::test]
+async fn the_end_of_stdin_closes_the_childs_and_the_wrapper_exits_with_its_status() {
+    let server = Server::scripted(json!({"eof_exit": 7}));
+    let mut session = Session::wrapped(&[], &server);
+    session.close_stdin();
+    assert_eq!(session.line_or_eof().await, None);
+    assert_eq!(session.wait().await.code(), Some(7));
+}
+
+#[tokio::test]
+async fn sigterm_is_forwarded_to_the_child_and_its_death_is_the_wrappers_status() {
+    let server = Server::scripted(json!({"on": {"ping": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)]}}));
+    let mut session = Session::wrapped(&[], &server);
+    // Answered: the wrapper has its signal handlers and the child is running.
+    session.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+    let pid = session.pid().to_string();
+    let kill = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(kill.expect("kill runs").success());
+    // The wrapper caught it (no status of its own) and the child died of it.
+    assert_eq!(session.wait().await.code(), Some(128 + 15));
+}
+
+#[tokio::test]
+async fn invalid_params_of_a_listed_tool_become_a_tool_error_with_the_option() {
+    let invalid = r#"{"jsonrpc":"2.0","id":$ID,"error":{"code":-32602,"message":"Invalid params","data":"query: required"}}"#;
+    let script = json!({
+        "on": {
+            "tools/list": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}}"#)],
+            "tools/call": [send(invalid)],
+        },
+    });
+    let server = Server::scripted(script);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+    let mut session = Session::wrapped(&["--invalid-params-as-tool-errors"], &server);
+    // Before tools/list, no tool is known: nothing is converted.
+    let lines = session.exchange(&tool_call(2, "search", json!({}))).await;
+    assert_eq!(lines, [invalid.replace("$ID", "2")]);
+    session.exchange(&list).await;
+    let lines = session.exchange(&tool_call(3, "search", json!({}))).await;
+    let answer: Value = serde_json::from_str(&lines[0]).expect("JSON");
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("search", "Invalid params\nquery: required")
+    );
+    let lines = session.exchange(&tool_call(4, "ghost", json!({}))).await;
+    assert_eq!(lines, [invalid.replace("$ID", "4")]);
+
+    let mut without = Session::wrapped(&[], &server);
+    without.exchange(&list).await;
+    let lines = without.exchange(&tool_call(3, "search", json!({}))).await;
+    assert_eq!(lines, [invalid.replace("$ID", "3")]);
+}
+
+#[tokio::test]
+async fn an_unknown_option_a_bad_duration_or_a_missing_command_is_refused() {
+    let usage = "Usage: mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]";
+    for (args, says) in [
+        (&["--no-such-option", "--", "true"][..], usage),
+        (&["--tool-timeout", "5", "--", "true"][..], "`5` has no unit"),
+        (&["--tool-timeout-for", "search", "--", "true"][..], "is not NAME=DURATION"),
+        (&[][..], usage),
+    ] {
+        let output = tokio::process::Command::new(crate::support::wrapper())
+            .args(args)
+            .output()
+            .await
+            .expect("the wrapper runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

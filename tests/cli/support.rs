@@ -1,0 +1,271 @@
+//! Running a server, bare or through the wrapper, and talking to it line by line.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The bound on every wait for a line or an exit.
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The wrapper, as cargo built it for this test run.
+pub(crate) fn wrapper() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
+}
+
+/// A server's command line.
+#[derive(Debug, Clone)]
+pub(crate) struct Server {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+}
+
+impl Server {
+    pub(crate) fn new(program: impl Into<PathBuf>, args: &[&str]) -> Self {
+        Self {
+            program: program.into(),
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The scripted example server, following `script`.
+    pub(crate) fn scripted(script: Value) -> Self {
+        let mut server = Self::new(scripted_server(), &[]);
+        server.env.push(("SCRIPTED_SERVER".to_owned(), script.to_string()));
+        server
+    }
+}
+
+/// A running process with piped stdio.
+pub(crate) struct Session {
+    process: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Session {
+    /// The server alone.
+    pub(crate) fn bare(server: &Server) -> Self {
+        Self::spawn(&server.program, &server.args, &server.env)
+    }
+
+    /// The server through the wrapper, with the wrapper's `options`.
+    pub(crate) fn wrapped(options: &[&str], server: &Server) -> Self {
+        let mut args: Vec<String> = options.iter().map(|option| option.to_string()).collect();
+        args.push("--".to_owned());
+        args.push(server.program.to_string_lossy().into_owned());
+        args.extend(server.args.iter().cloned());
+        Self::spawn(wrapper(), &args, &server.env)
+    }
+
+    fn spawn(program: &Path, args: &[String], env: &[(String, String)]) -> Self {
+        let mut process = Command::new(program)
+            .args(args)
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|error| panic!("{} starts: {error}", program.display()));
+        let stdin = process.stdin.take();
+        let stdout = BufReader::new(process.stdout.take().expect("stdout is piped"));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = process.stderr.take().expect("stderr is piped");
+        let collected = stderr.clone();
+        tokio::spawn(async move {
+            let mut buffer = [0; 4096];
+            while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
+                let text = String::from_utf8_lossy(&buffer[..read]);
+                collected.lock().unwrap().push_str(&text);
+            }
+        });
+        Self {
+            process,
+            stdin,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Writes `line` and a newline.
+    pub(crate) async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).await.expect("stdin takes the line");
+        stdin.write_all(b"\n").await.expect("stdin takes the line");
+        stdin.flush().await.expect("stdin flushes");
+    }
+
+    /// The next line, without its newline; `None` at EOF.
+    pub(crate) async fn line_or_eof(&mut self) -> Option<String> {
+        let mut line = String::new();
+        let read = tokio::time::timeout(PATIENCE, self.stdout.read_line(&mut line))
+            .await
+            .unwrap_or_else(|_| panic!("no line within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+            .expect("stdout is readable");
+        (read > 0).then(|| line.strip_suffix('\n').unwrap_or(&line).to_owned())
+    }
+
+    /// The next line, without its newline.
+    pub(crate) async fn line(&mut self) -> String {
+        match self.line_or_eof().await {
+            Some(line) => line,
+            None => panic!("stdout ended; stderr:\n{}", self.stderr()),
+        }
+    }
+
+    /// Lines up to and including the response with `id`.
+    pub(crate) async fn until_answer(&mut self, id: &Value) -> Vec<String> {
+        let mut lines = Vec::new();
+        loop {
+            let line = self.line().await;
+            let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            let done = message.get("method").is_none() && message.get("id") == Some(id);
+            lines.push(line);
+            if done {
+                return lines;
+            }
+        }
+    }
+
+    /// Sends `request` and returns the lines up to and including its answer.
+    pub(crate) async fn exchange(&mut self, request: &Value) -> Vec<String> {
+        self.send(&request.to_string()).await;
+        self.until_answer(&request["id"]).await
+    }
+
+    /// The MCP handshake; returns the lines up to the initialize answer.
+    pub(crate) async fn initialize(&mut self) -> Vec<String> {
+        let lines = self
+            .exchange(&json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcp-tool-errors-tests", "version": "0"},
+                },
+            }))
+            .await;
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        lines
+    }
+
+    /// Closes stdin: the end of the client.
+    pub(crate) fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the exit.
+    pub(crate) async fn wait(&mut self) -> ExitStatus {
+        tokio::time::timeout(PATIENCE, self.process.wait())
+            .await
+            .unwrap_or_else(|_| panic!("no exit within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+            .expect("the process is waited for")
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.process.id().expect("the process runs")
+    }
+
+    /// Everything written to stderr so far.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until stderr holds `text`.
+    pub(crate) async fn stderr_shows(&self, text: &str) {
+        let waited = tokio::time::timeout(PATIENCE, async {
+            while !self.stderr().contains(text) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        if waited.await.is_err() {
+            panic!("stderr never showed {text:?}:\n{}", self.stderr());
+        }
+    }
+}
+
+/// A `tools/call` request.
+pub(crate) fn tool_call(id: i64, tool: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    })
+}
+
+/// The only text of an answer's result.
+pub(crate) fn result_text(line: &str) -> String {
+    let answer: Value = serde_json::from_str(line).expect("the answer is JSON");
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {line}"))
+        .to_owned()
+}
+
+/// Whether the servers installed by scripts/install-test-servers.sh must be
+/// there: a missing one fails the test instead of skipping it.
+fn servers_required() -> bool {
+    std::env::var_os("MCP_TOOL_ERRORS_REQUIRE_SERVERS").is_some()
+}
+
+/// `path` under the repository's `.tools/`, if installed.
+pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools").join(path);
+    if full.exists() {
+        return Some(full);
+    }
+    let message = format!(
+        "{what} is not installed ({} is missing): run scripts/install-test-servers.sh",
+        full.display()
+    );
+    if servers_required() {
+        panic!("{message} (MCP_TOOL_ERRORS_REQUIRE_SERVERS is set)");
+    }
+    eprintln!("skipped: {message}");
+    None
+}
+
+/// The scripted example server, built by cargo with this run's features so that
+/// the build is the one `cargo test` just made.
+fn scripted_server() -> &'static Path {
+    static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
+    EXECUTABLE.get_or_init(|| {
+        let features: Vec<&str> = [
+            ("cli", cfg!(feature = "cli")),
+            ("rmcp", cfg!(feature = "rmcp")),
+            ("tower-mcp", cfg!(feature = "tower-mcp")),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        let mut cargo = std::process::Command::new(env!("CARGO"));
+        cargo
+            .args(["build", "--quiet", "--example", "scripted_stdio_server"])
+            .arg("--message-format=json")
+            .arg("--manifest-path")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .arg("--features")
+            .arg(features.join(","))
+            .stderr(Stdio::inherit());
+        if !cfg!(debug_assertions) {
+            cargo.arg("--release");
+        }
+        let output = cargo.output().expect("cargo runs");
+        assert!(output.status.success(), "cargo build of scripted_stdio_server failed");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|message| message["target"]["name"] == "scripted_stdio_server")
+            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reports the scripted_stdio_server executable")
+    })
+}
