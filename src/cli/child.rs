@@ -202,14 +202,24 @@ pub(crate) async fn read_from_child(
         if !line.ends_with(b"\n") {
             line.push(b'\n');
         }
-        route_child_line(line, &child, &to_client);
+        if let Some(queued) = route_child_line(line, &child, &to_client) {
+            // The answer goes through the layer in its request's task; the
+            // child's next line waits until it is queued, so order is kept.
+            let _ = queued.await;
+        }
     }
 }
 
-fn route_child_line(line: Vec<u8>, child: &Child, to_client: &mpsc::UnboundedSender<Vec<u8>>) {
+/// Sends `line` on; for an answer to a request in flight, returns what tells
+/// when the answer is queued for the client.
+fn route_child_line(
+    line: Vec<u8>,
+    child: &Child,
+    to_client: &mpsc::UnboundedSender<Vec<u8>>,
+) -> Option<oneshot::Receiver<()>> {
     let text = line.trim_ascii();
     if text.is_empty() {
-        return;
+        return None;
     }
     let value: Value = match serde_json::from_slice(text) {
         Ok(value) => value,
@@ -218,7 +228,7 @@ fn route_child_line(line: Vec<u8>, child: &Child, to_client: &mpsc::UnboundedSen
             crate::log(&format!(
                 "not forwarded: the server wrote a line that is not JSON ({error}): {shown}"
             ));
-            return;
+            return None;
         }
     };
     let ids = response_ids(&value);
@@ -226,19 +236,21 @@ fn route_child_line(line: Vec<u8>, child: &Child, to_client: &mpsc::UnboundedSen
         let mut in_flight = child.in_flight();
         if let Some(waiting) = in_flight.answered(&ids) {
             drop(in_flight);
+            let (queued, is_queued) = oneshot::channel();
             let answer = Answer {
                 value,
                 line: Some(line),
+                queued: Some(queued),
             };
             // A receiver dropped since (a timeout) takes no answer.
-            let _ = waiting.send(answer);
-            return;
+            return waiting.send(answer).ok().map(|()| is_queued);
         }
         if in_flight.was_cancelled(&ids) {
             crate::log("dropped the server's late answer to a request the client gave up");
-            return;
+            return None;
         }
     }
     let _ = to_client.send(line);
+    None
 }
 

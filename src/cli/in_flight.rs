@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::exit_status::exited_answer;
-use crate::message::{Answer, id_key};
+use crate::message::{Answer, IdKey, id_key};
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]
@@ -25,9 +25,9 @@ pub(crate) type Ticket = u64;
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
     waiting: HashMap<Ticket, Waiting>,
-    by_id: HashMap<String, Ticket>,
+    by_id: HashMap<IdKey, Ticket>,
     /// Ids given up at the client: the child's late answers to them are dropped.
-    cancelled: HashSet<String>,
+    cancelled: HashSet<IdKey>,
     next_ticket: Ticket,
     /// How the child ended, once it has: new requests are answered at once.
     gone: Option<String>,

@@ -109,11 +109,13 @@ where
             Watch::ToolsCall(listed, tool) => {
                 let is_listed = lock(listed).contains(tool.as_str());
                 if is_listed && let Some(text) = invalid_params_text(&answer.value) {
+                    let queued = answer.queued.take();
                     answer = Answer::made(json!({
                         "jsonrpc": "2.0",
                         "id": answer.value["id"],
                         "result": {"content": [{"type": "text", "text": text}], "isError": true},
                     }));
+                    answer.queued = queued;
                 }
             }
         }

@@ -4,6 +4,7 @@
 
 use mcp_tool_errors::exchange::{JsonPending, PanicAnswer, PanickedCall, Pending, Request};
 use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
 
 /// A client request (or a batch holding at least one), read from one line.
 #[derive(Debug)]
@@ -20,30 +21,51 @@ pub(crate) struct Answer {
     /// The child's line, newline included, while `value` is what it says.
     /// `None` once something changed `value` (or made it): it is serialized then.
     pub(crate) line: Option<Vec<u8>>,
+    /// Told when the answer is queued for the client, so that the child's next
+    /// line is not written before it.
+    pub(crate) queued: Option<oneshot::Sender<()>>,
 }
 
 impl Answer {
     /// An answer the wrapper made itself.
     pub(crate) fn made(value: Value) -> Self {
-        Self { value, line: None }
+        Self {
+            value,
+            line: None,
+            queued: None,
+        }
     }
 
-    /// The bytes to write to the client: the child's own when unchanged.
-    pub(crate) fn into_line(self) -> Vec<u8> {
-        match self.line {
+    /// Queues the answer for the client: the child's own bytes when unchanged.
+    pub(crate) fn queue(self, to_client: &mpsc::UnboundedSender<Vec<u8>>) {
+        let line = match self.line {
             Some(line) => line,
             None => {
                 let mut line = serde_json::to_vec(&self.value).expect("a JSON value serializes");
                 line.push(b'\n');
                 line
             }
+        };
+        let _ = to_client.send(line);
+        if let Some(queued) = self.queued {
+            let _ = queued.send(());
         }
     }
 }
 
-/// The id of a request as a map key: its JSON text, so `1` and `"1"` differ.
-pub(crate) fn id_key(id: &Value) -> String {
-    id.to_string()
+/// The id of a request as a map key: an integer as it is, anything else as its
+/// JSON text, so `1`, `1.0` and `"1"` are three keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum IdKey {
+    Integer(i64),
+    Json(String),
+}
+
+pub(crate) fn id_key(id: &Value) -> IdKey {
+    match id.as_i64() {
+        Some(integer) if id.is_i64() => IdKey::Integer(integer),
+        _ => IdKey::Json(id.to_string()),
+    }
 }
 
 /// The requests of a message or batch that expect an answer: their ids, and
@@ -151,5 +173,7 @@ mod tests {
     #[test]
     fn string_and_number_ids_are_different_keys() {
         assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
+        assert_ne!(id_key(&json!(1)), id_key(&json!(1.0)));
+        assert_eq!(id_key(&json!(u64::MAX)), id_key(&json!(u64::MAX)));
     }
 }

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::client_io;
 use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
 use crate::exit_status::{describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
@@ -21,8 +21,8 @@ use crate::message::{Outgoing, requests};
 use crate::options::Options;
 use crate::signals;
 
-/// How long the child may take to exit after the client closed stdin, before it
-/// is killed.
+/// How long the child may take to exit after the client closed stdin, or after
+/// it closed its stdout, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// How long the child's last lines may take to arrive after it exited (a
@@ -63,8 +63,8 @@ pub(crate) async fn run(options: Options) -> i32 {
     let stdin = process.stdin.take().expect("stdin is piped");
     let stdout = process.stdout.take().expect("stdout is piped");
     tokio::spawn(write_to_child(stdin, lines_for_child));
-    let reader = tokio::spawn(read_from_child(stdout, child.clone(), to_client.clone()));
-    let writer = tokio::spawn(write_to_client(lines_for_client));
+    let mut reader = tokio::spawn(read_from_child(stdout, child.clone(), to_client.clone()));
+    let all_written = client_io::write_lines(lines_for_client);
 
     let service = options.layer().layer(InvalidParamsAsToolErrors::new(
         ChildService::new(child.clone()),
@@ -73,10 +73,18 @@ pub(crate) async fn run(options: Options) -> i32 {
     let (client_closed, mut client_closed_seen) = oneshot::channel();
     let client = tokio::spawn(relay_client(service, child.clone(), to_client.clone(), client_closed));
 
-    let status = wait_for_child(&mut process, &mut forwarded, &mut client_closed_seen).await;
+    let status = wait_for_child(
+        &mut process,
+        &mut forwarded,
+        &mut client_closed_seen,
+        &mut reader,
+    )
+    .await;
     // The child's last lines (answers written just before it exited) first, then
     // everything still in flight is answered with the status.
-    let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
+    if !reader.is_finished() {
+        let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
+    }
     let status = match status {
         Ok(status) => status,
         Err(error) => {
@@ -89,19 +97,22 @@ pub(crate) async fn run(options: Options) -> i32 {
     let _ = client.await;
     drop(to_client);
     // Ends when every answer task has written its answer.
-    let _ = writer.await;
+    let _ = all_written.await;
     exit_code(status)
 }
 
 /// Waits for the child's exit, forwarding signals, and killing it when it does
-/// not exit within the grace period after the client closed stdin.
+/// not exit within the grace period after the client closed stdin or the child
+/// closed its stdout (it can answer nothing more then).
 async fn wait_for_child(
     process: &mut tokio::process::Child,
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
+    reader: &mut tokio::task::JoinHandle<()>,
 ) -> std::io::Result<ExitStatus> {
     let pid = process.id();
     let mut kill_at = None;
+    let mut reader_done = false;
     loop {
         let grace_over = async {
             match kill_at {
@@ -121,8 +132,12 @@ async fn wait_for_child(
                     kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
                 }
             }
+            _ = &mut *reader, if !reader_done => {
+                reader_done = true;
+                kill_at = kill_at.or(Some(tokio::time::Instant::now() + EXIT_GRACE));
+            }
             () = grace_over => {
-                crate::log("the server did not exit after its stdin was closed; killing it");
+                crate::log("the server did not exit after the end of its stdin or stdout; killing it");
                 let _ = process.start_kill();
                 kill_at = None;
             }
@@ -141,53 +156,41 @@ async fn relay_client<S>(
     S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
     S::Future: Send + 'static,
 {
-    let mut stdin = BufReader::new(tokio::io::stdin());
-    loop {
-        let mut line = Vec::new();
-        match stdin.read_until(b'\n', &mut line).await {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(error) => {
-                crate::log(&format!("cannot read stdin: {error}"));
-                break;
-            }
+    let mut bursts = client_io::read_lines();
+    while let Some(burst) = bursts.recv().await {
+        for line in burst {
+            relay_client_line(&mut service, &child, &to_client, line).await;
         }
-        if !line.ends_with(b"\n") {
-            line.push(b'\n');
-        }
-        let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
-            Ok(value) if !requests(&value).is_empty() => value,
-            // Notifications, responses to the child's requests, and lines that
-            // are not JSON (the child answers those) pass as they are.
-            _ => {
-                child.send(ToChild::Line(line));
-                continue;
-            }
-        };
-        let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
-        let answer = service.call(Outgoing { value, line });
-        let to_client = to_client.clone();
-        tokio::spawn(async move {
-            let Ok(answer) = answer.await;
-            let _ = to_client.send(answer.into_line());
-        });
     }
     child.send(ToChild::Close);
     let _ = closed.send(());
 }
 
-/// Writes the lines for the client to stdout, flushing whenever none is queued.
-async fn write_to_client(mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
-    let mut stdout = tokio::io::BufWriter::new(tokio::io::stdout());
-    while let Some(line) = lines.recv().await {
-        let mut written = stdout.write_all(&line).await;
-        if written.is_ok() && lines.is_empty() {
-            written = stdout.flush().await;
-        }
-        if let Err(error) = written {
-            crate::log(&format!("cannot write stdout: {error}"));
+/// Sends a request through the service stack, answered in a task of its own,
+/// and anything else to the child as it is.
+async fn relay_client_line<S>(
+    service: &mut S,
+    child: &Child,
+    to_client: &mpsc::UnboundedSender<Vec<u8>>,
+    line: Vec<u8>,
+) where
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
+        Ok(value) if !requests(&value).is_empty() => value,
+        // Notifications, responses to the child's requests, and lines that
+        // are not JSON (the child answers those) pass as they are.
+        _ => {
+            child.send(ToChild::Line(line));
             return;
         }
-    }
-    let _ = stdout.flush().await;
+    };
+    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let answer = service.call(Outgoing { value, line });
+    let to_client = to_client.clone();
+    tokio::spawn(async move {
+        let Ok(answer) = answer.await;
+        answer.queue(&to_client);
+    });
 }

@@ -89,6 +89,31 @@ async fn a_batch_of_requests_is_answered_as_a_batch_through_the_layer() {
 }
 
 #[tokio::test]
+async fn a_hung_call_is_answered_at_its_timeout_cancelled_at_the_child_and_its_late_answer_dropped() {
+    let late = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"late"}]}}"#;
+    let server = Server::scripted(json!({
+        "on": {
+            // The child hears of the cancellation, says so, and answers anyway.
+            "notifications/cancelled": [send(GOT), send(late)],
+            "ping": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)],
+        },
+    }));
+    let mut session = Session::wrapped(&["--tool-timeout", "200ms"], &server);
+
+    let lines = session.exchange(&tool_call(1, "hang", json!({}))).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let text = result_text(&lines[0]);
+    assert!(text.starts_with("<error tool=\"hang\">\n"), "{text}");
+    let got: Value = serde_json::from_str(&session.line().await).expect("JSON");
+    assert_eq!(got["params"]["method"], "notifications/cancelled");
+    assert_eq!(got["params"]["params"]["requestId"], 1);
+    // The late answer was dropped: the next line is the ping's answer.
+    let lines = session.exchange(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+    assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]);
+    session.stderr_shows("late answer").await;
+}
+
+#[tokio::test]
 async fn a_line_from_the_child_that_is_not_json_is_logged_and_not_forwarded() {
     let server = Server::scripted(json!({
         "on": {"ping": [send("garbage {"), send(""), send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)]},
