@@ -1,14 +1,13 @@
 //! The layer over tower-mcp's typed router messages: the golden corpus through
-//! the typed path, a real `McpRouter` behind tower-mcp's stdio transport, and
-//! the `tower_mcp_stdio` example driven as a child process.
+//! the typed path, a real `McpRouter` behind tower-mcp's stdio transport, no
+//! panic payload on the wire, and the `tower_mcp_stdio` example driven as a
+//! child process.
 
+#[path = "../support/mod.rs"]
 mod support;
 
-#[path = "tower_mcp/golden.rs"]
 mod golden;
-#[path = "tower_mcp/router.rs"]
+mod leaks;
 mod router;
-#[path = "tower_mcp/stdio_example.rs"]
 mod stdio_example;
-#[path = "tower_mcp/wire.rs"]
 mod wire;
