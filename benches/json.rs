@@ -16,13 +16,14 @@ use std::convert::Infallible;
 use std::future::{Future, Ready, poll_fn, ready};
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll, Waker};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use mcp_tool_errors::{ToolErrors, render_error};
 use pin_project_lite::pin_project;
 use serde_json::{Value, json};
+use support::complete::complete;
 use support::{Estimates, Summary};
 use tower::Service;
 
@@ -129,20 +130,9 @@ where
     S: Service<Value, Response = Value, Error = Infallible>,
 {
     let request: Value = serde_json::from_slice(request).expect("the request is JSON");
-    let Ok(()) = block_on(poll_fn(|cx| service.poll_ready(cx)));
-    let Ok(response) = block_on(service.call(request));
+    let Ok(()) = complete(poll_fn(|cx| service.poll_ready(cx)));
+    let Ok(response) = complete(service.call(request));
     serde_json::to_vec(&response).expect("a Value always serializes")
-}
-
-/// Polls `future` to completion on this thread.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 /// A small MCP server over `Value`s: lists three tools and answers calls to them.
@@ -316,12 +306,12 @@ fn caught_panic(c: &mut Criterion) {
 /// The panic caught bare; the request is cloned as the layered case clones it.
 fn panic_bare(bare: &mut Panicking, request: &Value) -> Box<dyn std::any::Any + Send> {
     let request = request.clone();
-    catch_unwind(AssertUnwindSafe(|| block_on(bare.call(request)))).expect_err("the handler panics")
+    catch_unwind(AssertUnwindSafe(|| complete(bare.call(request)))).expect_err("the handler panics")
 }
 
 /// The panic caught and answered by the layer.
 fn panic_layered(layered: &mut ToolErrors<Panicking>, request: &Value) -> Value {
-    let Ok(answer) = block_on(layered.call(request.clone()));
+    let Ok(answer) = complete(layered.call(request.clone()));
     answer
 }
 

@@ -5,7 +5,7 @@ use crate::exchange::ToolResult;
 use crate::render::ErrorRenderer;
 
 /// The message given to the model when an error result has no text item at all.
-pub(crate) const NO_TEXT_MESSAGE: &str = "The tool reported an error without any text.";
+const NO_TEXT_MESSAGE: &str = "The tool reported an error without any text.";
 
 /// What the layer was configured with; cloned into each response future.
 #[derive(Clone, Copy, Default)]

@@ -49,16 +49,72 @@
 //! # }
 //! ```
 //!
+//! Install a `tracing` subscriber (`tracing_subscriber::fmt().init()`, say): the
+//! layer logs every caught panic, payload included, with `tracing::error!`, and
+//! that log is where "the details are in the server log" points.
+//!
 //! # Message types
 //!
-//! The layer works on any message type that implements the small traits of
-//! [`exchange`]: [`serde_json::Value`] always, rmcp's typed messages with the
-//! `rmcp` feature, tower-mcp's router messages with the `tower-mcp` feature.
+//! - any `tower::Service` over [`serde_json::Value`] (one JSON-RPC message or a
+//!   batch in, a `Value` or `Option<Value>` out): [`ToolErrorLayer`] or
+//!   [`ServiceBuilderExt::tool_errors`];
+//! - rmcp servers (feature `rmcp`): `ServerHandlerExt::with_tool_errors()`, see
+//!   the `rmcp` module;
+//! - tower-mcp transports (feature `tower-mcp`): `.layer(ToolErrorLayer::new())`,
+//!   see the `tower_mcp` module.
+//!
+//! Other message types plug in through the traits of [`exchange`].
+//!
+//! # The contract
+//!
+//! **llmxml.** The text the model reads is one element, the error dialect of
+//! [go-gerrit-mcp](https://github.com/GaijinEntertainment/go-gerrit-mcp):
+//! `render_error(tool, message)` is `<error tool=` + Q(tool) + `>`, a newline,
+//! G(message), a newline and `</error>`, with no trailing newline.
+//!
+//! - Q is Go's `strconv.Quote`, byte for byte: `"` and `\` escaped;
+//!   `\a \b \f \n \r \t \v`; other control bytes as `\x1b`; non-printable
+//!   characters as `\u00ad` / `\U0010ffff` (lowercase hex); printable Unicode kept
+//!   as it is, judged with the Unicode 15.0.0 tables Go uses.
+//! - G is the message verbatim, except that the `<` of every `<error` and
+//!   `</error` (ASCII case-insensitive) becomes `&lt;`: no message can close the
+//!   element early or forge another one.
+//!
+//! **Rewrapping**, for the response to a `tools/call` request only (matched by id):
+//!
+//! - a JSON-RPC `error` response is untouched;
+//! - a result whose `isError` is absent or not `true` is untouched;
+//! - a result with `isError: true` has the `text` of every `"type": "text"`
+//!   content item replaced by `render_error(tool, text)`, in place: every other
+//!   field keeps its value and its position (the key order is the inner server's,
+//!   whichever map serde_json uses in the build);
+//! - a text that is already exactly `render_error`'s output is left alone, so
+//!   stacking the layer, or a handler that renders its own llmxml, never wraps
+//!   twice, while a forged look-alike is still wrapped;
+//! - an error result with no text item at all gets one, first, with a fixed
+//!   message, so the model always gets a reason;
+//! - anything malformed (content not an array, a text item whose `text` is not a
+//!   string) leaves the whole response untouched; the layer never panics;
+//! - in a batch, each response is matched to its request by id.
+//!
+//! **Panics** are caught both while calling the inner service and while polling
+//! its future, in the caller's task (never spawned: task-locals keep working):
+//!
+//! - a panicked `tools/call` is answered with an `isError` result holding
+//!   `render_error(tool, M)` and the request's id; M is a fixed sentence, since a
+//!   payload may hold secrets, unless
+//!   [`expose_panic_messages(true)`](ToolErrorLayer::expose_panic_messages);
+//! - any other request gets a JSON-RPC error `-32603` with its id; a notification
+//!   gets no response;
+//! - every caught panic is logged with `tracing::error!` (tool, id, payload).
+//!
+//! **Errors.** `Error = S::Error`: an error of the inner service passes through as
+//! it is. The layer makes an error of its own only where the message type cannot
+//! carry an answer otherwise, each listed on [`ToolErrors`].
 //!
 //! # Panics and `panic = "abort"`
 //!
-//! Panics are caught with `catch_unwind`, both in `call` and while polling the
-//! response future, in the caller's task. A build with `panic = "abort"` cannot
+//! Panics are caught with `catch_unwind`. A build with `panic = "abort"` cannot
 //! catch anything, and the default panic hook still prints each panic to stderr.
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -84,6 +140,8 @@ pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use service::ToolErrors;
 
-#[cfg(doctest)]
+// The README's examples use rmcp and tower-mcp, so they are compiled and run with
+// both features on, as the test command (`cargo test --all-features`) does.
+#[cfg(all(doctest, feature = "rmcp", feature = "tower-mcp"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

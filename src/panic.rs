@@ -9,13 +9,13 @@ use crate::exchange::{PanicAnswer, PanickedCall};
 use crate::render::ErrorRenderer;
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
-pub(crate) const HIDDEN_TOOL_MESSAGE: &str =
+const HIDDEN_TOOL_MESSAGE: &str =
     "The tool failed with an internal error. The details are in the server log.";
 /// Sent for any other panicked request when panic messages are hidden.
-pub(crate) const HIDDEN_REQUEST_MESSAGE: &str =
+const HIDDEN_REQUEST_MESSAGE: &str =
     "Internal error: the server failed while handling this request.";
 /// Stands for a payload that is neither `&str` nor `String`.
-pub(crate) const OPAQUE_PAYLOAD: &str = "a panic payload that is not a string";
+const OPAQUE_PAYLOAD: &str = "a panic payload that is not a string";
 
 /// A panic caught in the inner service, reduced to its message.
 #[derive(Debug)]
@@ -89,7 +89,7 @@ impl CaughtPanic {
 
 /// Drops a panic payload; if its `Drop` panics in turn, that second payload is
 /// leaked rather than dropped, since dropping it could panic again.
-pub(crate) fn drop_quietly(value: Box<dyn Any + Send>) {
+fn drop_quietly(value: Box<dyn Any + Send>) {
     if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
         std::mem::forget(second);
     }

@@ -14,8 +14,21 @@ use crate::render::{ErrorRenderer, Llmxml};
 /// Rewraps the text of `isError` tool results and answers panics of the inner
 /// service; everything else passes through unchanged.
 ///
-/// Built by [`ToolErrorLayer`](crate::ToolErrorLayer). `Error = S::Error`: an error of the inner service
-/// is passed on as it is and the layer never makes one of its own.
+/// Built by [`ToolErrorLayer`](crate::ToolErrorLayer).
+///
+/// # Errors
+///
+/// `Error = S::Error`: an error of the inner service is passed on as it is. The
+/// layer answers failures with responses wherever the message type can carry
+/// one (an `isError` result, or a JSON-RPC error inside the response for JSON and
+/// tower-mcp). It returns an error of its own in these cases only, all on the
+/// rmcp path, whose `ErrorData` *is* the JSON-RPC error response:
+///
+/// - over rmcp's `ClientRequest`, a request other than `tools/call` whose handler
+///   panicked gets `Err(ErrorData)` with code -32603;
+/// - behind `ServerHandlerExt`, an error of the stack that is not an `ErrorData`
+///   (a `tower::timeout` error, say) becomes -32603 with the error's text, and a
+///   stack that answers `tools/call` with a result of another kind gets -32603.
 ///
 /// A panic in `poll_ready` is not caught: there is no request yet to answer, and
 /// a service that panicked there cannot be trusted to become ready again.

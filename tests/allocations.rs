@@ -12,15 +12,18 @@
     reason = "a global allocator is an unsafe trait; this one only counts and forwards to System"
 )]
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;
-use std::future::{Future, Ready, poll_fn, ready};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::future::{Ready, poll_fn, ready};
+use std::task::{Context, Poll};
 
 use mcp_tool_errors::{ToolErrors, render_error};
 use serde_json::{Value, json};
+use support::complete::complete;
+use support::tool_call;
 use tower::Service;
 
 #[global_allocator]
@@ -77,26 +80,14 @@ fn count_allocations<T>(run: impl FnOnce() -> T) -> (T, usize) {
     (output, count)
 }
 
-/// Polls `future` to completion on this thread. The futures here are ready at
-/// once; a runtime would add allocations of its own.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
-
 /// One request through `service`, as a Tower client sends it.
 fn respond<S>(service: &mut S, request: Value) -> S::Response
 where
     S: Service<Value>,
     S::Error: std::fmt::Debug,
 {
-    block_on(poll_fn(|cx| service.poll_ready(cx))).unwrap();
-    block_on(service.call(request)).unwrap()
+    complete(poll_fn(|cx| service.poll_ready(cx))).unwrap();
+    complete(service.call(request)).unwrap()
 }
 
 /// An inner service that answers every request with a copy of `response`.
@@ -139,13 +130,6 @@ fn extra_allocations(request: Value, response: Value) -> (Value, usize) {
         .checked_sub(bare_count)
         .unwrap_or_else(|| panic!("layered made {layered_count} allocations, bare {bare_count}"));
     (layered_response, extra)
-}
-
-fn tool_call(id: Value, tool: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": {"project": "core", "limit": 10}},
-    })
 }
 
 fn tool_result(id: Value, texts: &[&str], is_error: bool) -> Value {

@@ -2,7 +2,7 @@
 
 /// Every `<` that starts `<error` or `</error` (ASCII case-insensitive) in the body
 /// becomes this entity.
-pub(crate) const ESCAPED_LT: &str = "&lt;";
+const ESCAPED_LT: &str = "&lt;";
 
 /// Appends `message` with every guarded `<` replaced by [`ESCAPED_LT`].
 pub(crate) fn push_guarded(out: &mut String, message: &str) {

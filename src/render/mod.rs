@@ -2,7 +2,7 @@
 //! error is rendered.
 //!
 //! llmxml is the plain-text error dialect of
-//! [go-gerrit-mcp](https://github.com/google/go-gerrit-mcp): one element per
+//! [go-gerrit-mcp](https://github.com/GaijinEntertainment/go-gerrit-mcp): one element per
 //! error, meant to be read by a model, not parsed by an XML library.
 //!
 //! ```text

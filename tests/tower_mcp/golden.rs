@@ -22,18 +22,28 @@ use tower_mcp::{
 use crate::support::golden::{Case, Inner, golden_dir, load_cases, panicking, serialize_output};
 use crate::support::quiet_panics::silence_expected_panics;
 
-const BATCH: &str = "a RouterRequest is one request: tower-mcp's JsonRpcService splits a batch \
-                     and calls the router service once per element";
-const NOTIFICATION: &str = "a notification never reaches the router service: tower-mcp's \
-                            transports handle notifications themselves";
-
-/// Cases whose request no `RouterRequest` can carry.
-const NOT_EXPRESSIBLE: &[(&str, &str)] = &[
-    ("batch-matched-by-id", BATCH),
-    ("panic-batch", BATCH),
-    ("notification-no-response", NOTIFICATION),
-    ("panic-notification-no-response", NOTIFICATION),
+/// Cases whose request no `RouterRequest` can carry, each with the reason
+/// `router_request` must report: a listed case that a `RouterRequest` carries,
+/// or that fails for another reason, fails the test.
+const NOT_EXPRESSIBLE: &[(&str, NotCarried)] = &[
+    ("batch-matched-by-id", NotCarried::Batch),
+    ("panic-batch", NotCarried::Batch),
+    ("notification-no-response", NotCarried::Notification),
+    ("panic-notification-no-response", NotCarried::Notification),
 ];
+
+/// Why no `RouterRequest` carries a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotCarried {
+    /// A `RouterRequest` is one request: tower-mcp's `JsonRpcService` splits a
+    /// batch and calls the router service once per element.
+    Batch,
+    /// A notification never reaches the router service: tower-mcp's transports
+    /// handle notifications themselves.
+    Notification,
+    /// Anything else, with tower-mcp's complaint.
+    Other(String),
+}
 
 /// Cases that run, but whose golden bytes tower-mcp's `CallToolResult` cannot
 /// carry; the output is compared with the golden response as tower-mcp would
@@ -78,12 +88,20 @@ impl Service<RouterRequest> for ScriptedRouter {
     }
 }
 
-/// The request as tower-mcp's transports hand it to the router service, if a
-/// single `RouterRequest` can carry it.
-fn router_request(message: &Value) -> Option<RouterRequest> {
-    let request: JsonRpcRequest = serde_json::from_value(message.clone()).ok()?;
-    let inner = McpRequest::from_jsonrpc(&request).ok()?;
-    Some(RouterRequest::new(request.id, inner))
+/// The request as tower-mcp's transports hand it to the router service, or why
+/// no single `RouterRequest` can carry it.
+fn router_request(message: &Value) -> Result<RouterRequest, NotCarried> {
+    if message.is_array() {
+        return Err(NotCarried::Batch);
+    }
+    if message.get("method").is_some() && message.get("id").is_none() {
+        return Err(NotCarried::Notification);
+    }
+    let request: JsonRpcRequest = serde_json::from_value(message.clone())
+        .map_err(|e| NotCarried::Other(format!("not a JSON-RPC request: {e}")))?;
+    let inner = McpRequest::from_jsonrpc(&request)
+        .map_err(|e| NotCarried::Other(format!("not an MCP request: {e:?}")))?;
+    Ok(RouterRequest::new(request.id, inner))
 }
 
 /// A JSON-RPC response as a tower service built on tower-mcp's types would
@@ -127,10 +145,10 @@ fn golden_output(case: &Case) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn reason<'a>(list: &[(&str, &'a str)], case: &str) -> Option<&'a str> {
+fn reason<'a, T>(list: &'a [(&str, T)], case: &str) -> Option<&'a T> {
     list.iter()
         .find(|(name, _)| *name == case)
-        .map(|(_, why)| *why)
+        .map(|(_, why)| why)
 }
 
 /// Checks one case that a `RouterRequest` can carry; `Err` describes a failure.
@@ -188,26 +206,31 @@ async fn every_golden_case_through_the_tower_mcp_path() {
             router_request(&case.request),
             reason(NOT_EXPRESSIBLE, &case.name),
         ) {
-            (Some(request), None) => {
+            (Ok(request), None) => {
                 ran += 1;
                 if let Err(failure) = check_case(case, request).await {
                     failures.push(failure);
                 }
             }
-            (None, Some(_)) => {}
-            (Some(_), Some(_)) => failures.push(format!(
+            (Err(why), Some(listed)) if why == *listed => {}
+            (Err(why), Some(listed)) => failures.push(format!(
+                "{}: listed in NOT_EXPRESSIBLE as {listed:?}, but fails otherwise: {why:?}",
+                case.name
+            )),
+            (Ok(_), Some(_)) => failures.push(format!(
                 "{}: listed in NOT_EXPRESSIBLE, but a RouterRequest carries it; run it",
                 case.name
             )),
-            (None, None) => failures.push(format!(
-                "{}: no RouterRequest carries it, and it is not listed in NOT_EXPRESSIBLE \
-                 with a reason",
+            (Err(why), None) => failures.push(format!(
+                "{}: no RouterRequest carries it ({why:?}), and it is not listed in \
+                 NOT_EXPRESSIBLE with a reason",
                 case.name
             )),
         }
     }
-    for (name, _) in NOT_EXPRESSIBLE.iter().chain(TYPED_FORM) {
-        if !cases.iter().any(|case| case.name == *name) {
+    let listed = NOT_EXPRESSIBLE.iter().map(|(name, _)| *name);
+    for name in listed.chain(TYPED_FORM.iter().map(|(name, _)| *name)) {
+        if !cases.iter().any(|case| case.name == name) {
             failures.push(format!("{name}: listed, but there is no such case"));
         }
     }

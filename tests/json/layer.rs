@@ -1,22 +1,19 @@
 //! The layer through its public API: construction, pass-through of what it must
 //! not touch, renderers, stacking and logs.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::{ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
+use mcp_tool_errors::{Llmxml, ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::golden::{Inner, PanicAt, load_cases, serialize_output};
 use support::log::CapturedLog;
+use support::tool_call;
 use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
-
-fn tool_call(id: u64, tool: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
-}
 
 fn error_result(id: &Value, text: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}], "isError": true}})
@@ -36,15 +33,55 @@ fn first_text(response: &Value) -> &str {
         .expect("a text item")
 }
 
+/// Checked at compile time: the layer is `Copy` (cloning it into every service
+/// costs nothing, whatever the renderer), `Send + Sync` and `'static`, so one
+/// layer serves every connection and thread; `Default` and `Debug` as Tower
+/// layers are.
 #[test]
-fn layer_is_cheap_shareable_and_printable() {
-    fn assert_traits<T: Clone + std::fmt::Debug + Default + Send + Sync + 'static>() {}
-    assert_traits::<ToolErrorLayer>();
-    let debug = format!("{:?}", ToolErrorLayer::new().expose_panic_messages(true));
-    assert!(debug.contains("expose_panic_messages: true"), "{debug}");
-    let with_closure =
-        ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}"));
-    assert!(format!("{with_closure:?}").contains("ToolErrorLayer"));
+fn layer_is_cheap_to_clone_and_shareable() {
+    fn copy_send_sync<T: Copy + Send + Sync + 'static>(_: &T) {}
+    fn default_and_debug<T: Default + std::fmt::Debug>() {}
+    copy_send_sync(&ToolErrorLayer::new());
+    copy_send_sync(
+        &ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}")),
+    );
+    default_and_debug::<ToolErrorLayer>();
+}
+
+/// `Debug` shows what the layer will do: its renderer's type and its settings.
+#[test]
+fn debug_shows_the_renderer_and_the_settings() {
+    let default = format!("{:?}", ToolErrorLayer::new());
+    assert!(
+        default.contains(std::any::type_name::<Llmxml>()),
+        "{default}"
+    );
+    assert!(
+        default.contains("expose_panic_messages: false"),
+        "{default}"
+    );
+
+    let closure = |tool: &str, message: &str| format!("{tool}: {message}");
+    let custom = ToolErrorLayer::new()
+        .expose_panic_messages(true)
+        .renderer(closure);
+    let custom = format!("{custom:?}");
+    assert!(
+        custom.contains(std::any::type_name_of_val(&closure)),
+        "{custom}"
+    );
+    assert!(
+        !custom.contains(std::any::type_name::<Llmxml>()),
+        "{custom}"
+    );
+    assert!(custom.contains("expose_panic_messages: true"), "{custom}");
+
+    let service = format!("{:?}", ToolErrors::new(vec![7]));
+    assert!(service.contains("inner: [7]"), "{service}");
+    assert!(
+        service.contains(std::any::type_name::<Llmxml>()),
+        "{service}"
+    );
 }
 
 #[tokio::test]

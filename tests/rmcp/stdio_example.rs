@@ -2,10 +2,7 @@
 //! process and spoken to with rmcp's client over the child's real stdin and
 //! stdout.
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use mcp_tool_errors::{is_rendered, render_error};
 use rmcp::ServiceExt;
@@ -14,48 +11,11 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-/// A hang guard, far above the milliseconds each test takes.
-const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+use crate::support::example::example_binary;
+use crate::support::within_hang_guard;
 
 /// The (fake) secret the example's panicking tools put in their panic messages.
 const SECRET_MARK: &str = "sk-test-";
-
-/// The example's executable, built by cargo with the features of this test run,
-/// so that it is never stale and the build is the one `cargo test` just made.
-fn example_executable() -> &'static Path {
-    static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
-    EXECUTABLE.get_or_init(|| {
-        let mut features = vec!["rmcp"];
-        if cfg!(feature = "tower-mcp") {
-            features.push("tower-mcp");
-        }
-        let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "rmcp_stdio",
-                "--message-format=json",
-            ])
-            .arg("--manifest-path")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .arg("--features")
-            .arg(features.join(","))
-            .stderr(Stdio::inherit());
-        if !cfg!(debug_assertions) {
-            cargo.arg("--release");
-        }
-        let output = cargo.output().expect("cargo runs");
-        assert!(output.status.success(), "cargo build of rmcp_stdio failed");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|message| message["target"]["name"] == "rmcp_stdio")
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the rmcp_stdio executable")
-    })
-}
 
 /// The example, running, and an rmcp client connected to its stdio.
 struct Session {
@@ -65,7 +25,7 @@ struct Session {
 
 impl Session {
     async fn start() -> Self {
-        let mut child = Command::new(example_executable())
+        let mut child = Command::new(example_binary("rmcp_stdio"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // The deliberate panics are reported there by the default hook.
@@ -101,9 +61,7 @@ impl Session {
 /// Runs `test` against a fresh session, within the hang guard.
 async fn with_session<F: Future<Output = Session>>(test: impl FnOnce(Session) -> F) {
     let run = async { test(Session::start().await).await.finish().await };
-    tokio::time::timeout(ANSWER_WITHIN, run)
-        .await
-        .expect("the example answered in time");
+    within_hang_guard("the rmcp_stdio example", run).await;
 }
 
 fn only_text(result: &CallToolResult) -> &str {

@@ -1,7 +1,7 @@
 //! The golden corpus through the JSON path: every case, byte for byte, for an
 //! inner service answering `Option<Value>` and one answering a bare `Value`.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
 use std::future::Future;
