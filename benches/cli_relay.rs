@@ -72,7 +72,10 @@ fn main() {
     println!("| measure | bare child | through the wrapper | added |");
     println!("|---|---|---|---|");
     for (name, quantile) in [("p50 latency", 0.50), ("p99 latency", 0.99)] {
-        let (bare, wrapped) = (percentile(&bare_latency, quantile), percentile(&wrapped_latency, quantile));
+        let (bare, wrapped) = (
+            percentile(&bare_latency, quantile),
+            percentile(&wrapped_latency, quantile),
+        );
         println!(
             "| {name} | {:.1} µs | {:.1} µs | {:.1} µs |",
             micros(bare),
@@ -87,7 +90,10 @@ fn main() {
             wrapped_rate / bare_rate
         );
     }
-    println!("throughput ratio (median of {ROUNDS}): {:.3}", sorted[ROUNDS / 2]);
+    println!(
+        "throughput ratio (median of {ROUNDS}): {:.3}",
+        sorted[ROUNDS / 2]
+    );
 }
 
 fn micros(duration: Duration) -> f64 {
@@ -118,7 +124,9 @@ fn calls_per_second(mut session: Session) -> f64 {
             if id > IN_FLIGHT {
                 answers.recv().expect("the reader is there");
             }
-            stdin.write_all(request(id).as_bytes()).expect("the child reads");
+            stdin
+                .write_all(request(id).as_bytes())
+                .expect("the child reads");
             stdin.flush().expect("the child reads");
         }
     });
@@ -151,7 +159,11 @@ impl Session {
             .expect("the server starts");
         let stdin = process.stdin.take();
         let stdout = BufReader::new(process.stdout.take().expect("stdout is piped"));
-        Self { process, stdin, stdout }
+        Self {
+            process,
+            stdin,
+            stdout,
+        }
     }
 
     /// One call, from writing it to reading its answer.
@@ -159,7 +171,9 @@ impl Session {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         let mut line = String::new();
         let started = Instant::now();
-        stdin.write_all(request(id).as_bytes()).expect("the child reads");
+        stdin
+            .write_all(request(id).as_bytes())
+            .expect("the child reads");
         stdin.flush().expect("the child reads");
         self.stdout.read_line(&mut line).expect("an answer");
         let elapsed = started.elapsed();
@@ -185,7 +199,13 @@ fn scripted_server() -> PathBuf {
     .filter_map(|(name, on)| on.then_some(name))
     .collect();
     let output = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--release", "--example", "scripted_stdio_server"])
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "--example",
+            "scripted_stdio_server",
+        ])
         .arg("--message-format=json")
         .arg("--manifest-path")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
@@ -194,7 +214,10 @@ fn scripted_server() -> PathBuf {
         .stderr(Stdio::inherit())
         .output()
         .expect("cargo runs");
-    assert!(output.status.success(), "cargo build of scripted_stdio_server failed");
+    assert!(
+        output.status.success(),
+        "cargo build of scripted_stdio_server failed"
+    );
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())

@@ -253,4 +253,3 @@ fn route_child_line(
     let _ = to_client.send(line);
     None
 }
-

@@ -63,7 +63,9 @@ impl InFlight {
 
     /// Takes the request that a response with one of `ids` answers.
     pub(crate) fn answered(&mut self, ids: &[&Value]) -> Option<oneshot::Sender<Answer>> {
-        let ticket = ids.iter().find_map(|id| self.by_id.get(&id_key(id)).copied())?;
+        let ticket = ids
+            .iter()
+            .find_map(|id| self.by_id.get(&id_key(id)).copied())?;
         self.take(ticket).map(|waiting| waiting.answer)
     }
 
@@ -132,7 +134,9 @@ mod tests {
         let mut in_flight = InFlight::default();
         let (sender, _receiver) = oneshot::channel();
         let requests = vec![(json!(1), true), (json!(2), false)];
-        in_flight.register(requests, true, sender).expect("registered");
+        in_flight
+            .register(requests, true, sender)
+            .expect("registered");
         assert!(in_flight.answered(&[&json!(2), &json!(1)]).is_some());
         assert!(in_flight.by_id.is_empty());
     }
@@ -162,6 +166,9 @@ mod tests {
         assert_eq!(answer.value["error"]["code"], -32603);
         let (sender, _receiver) = oneshot::channel();
         let refused = in_flight.register(vec![(json!(2), true)], false, sender);
-        assert_eq!(refused.expect_err("answered at once").value["result"]["isError"], true);
+        assert_eq!(
+            refused.expect_err("answered at once").value["result"]["isError"],
+            true
+        );
     }
 }

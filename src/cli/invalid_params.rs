@@ -125,7 +125,9 @@ where
 
 fn lock(listed: &Listed) -> std::sync::MutexGuard<'_, HashSet<String>> {
     // A set of names cannot be left half-changed by a panic.
-    listed.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    listed
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn remember_tools(listed: &Listed, answer: &Value) {
@@ -158,9 +160,14 @@ mod tests {
 
     #[test]
     fn the_text_is_the_message_then_string_data() {
-        let answer = json!({"id": 1, "error": {"code": -32602, "message": "bad", "data": "x: required"}});
-        assert_eq!(invalid_params_text(&answer).as_deref(), Some("bad\nx: required"));
-        let answer = json!({"id": 1, "error": {"code": -32602, "message": "bad", "data": {"x": 1}}});
+        let answer =
+            json!({"id": 1, "error": {"code": -32602, "message": "bad", "data": "x: required"}});
+        assert_eq!(
+            invalid_params_text(&answer).as_deref(),
+            Some("bad\nx: required")
+        );
+        let answer =
+            json!({"id": 1, "error": {"code": -32602, "message": "bad", "data": {"x": 1}}});
         assert_eq!(invalid_params_text(&answer).as_deref(), Some("bad"));
         let answer = json!({"id": 1, "error": {"code": -32601, "message": "no such method"}});
         assert_eq!(invalid_params_text(&answer), None);

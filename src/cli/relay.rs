@@ -13,8 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::client_io;
 use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
+use crate::client_io;
 use crate::exit_status::{describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{Outgoing, requests};
@@ -71,7 +71,12 @@ pub(crate) async fn run(options: Options) -> i32 {
         options.invalid_params_as_tool_errors,
     ));
     let (client_closed, mut client_closed_seen) = oneshot::channel();
-    let client = tokio::spawn(relay_client(service, child.clone(), to_client.clone(), client_closed));
+    let client = tokio::spawn(relay_client(
+        service,
+        child.clone(),
+        to_client.clone(),
+        client_closed,
+    ));
 
     let status = wait_for_child(
         &mut process,

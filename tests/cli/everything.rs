@@ -13,7 +13,10 @@ fn everything() -> Option<Server> {
         "server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
         "@modelcontextprotocol/server-everything",
     )?;
-    Some(Server::new(node, &[server.to_str().expect("a UTF-8 path"), "stdio"]))
+    Some(Server::new(
+        node,
+        &[server.to_str().expect("a UTF-8 path"), "stdio"],
+    ))
 }
 
 #[tokio::test]
@@ -29,7 +32,12 @@ async fn everything_initialize_and_tools_list_are_byte_identical_through_the_wra
         );
         transcripts.push(lines);
     }
-    assert!(transcripts[0].last().expect("an answer").contains("\"echo\""));
+    assert!(
+        transcripts[0]
+            .last()
+            .expect("an answer")
+            .contains("\"echo\"")
+    );
     assert_eq!(transcripts[0], transcripts[1]);
 }
 
@@ -49,9 +57,14 @@ async fn everything_invalid_arguments_are_rewrapped_and_protocol_errors_untouche
     for options in [&[][..], &["--invalid-params-as-tool-errors"][..]] {
         let mut session = Session::wrapped(options, &server);
         session.initialize().await;
-        session.exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+        session
+            .exchange(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
         let answer = session.exchange(&invalid).await.pop().expect("an answer");
-        assert_eq!(result_text(&answer), render_error("echo", &result_text(&bare_invalid)));
+        assert_eq!(
+            result_text(&answer),
+            render_error("echo", &result_text(&bare_invalid))
+        );
         let answer = session.exchange(&malformed).await.pop().expect("an answer");
         assert_eq!(answer, bare_malformed, "{options:?}");
     }
@@ -73,7 +86,9 @@ async fn everything_long_running_progress_is_relayed_byte_for_byte() {
         session.initialize().await;
         transcripts.push(session.exchange(&call).await);
     }
-    let progress = transcripts[0].iter().filter(|line| line.contains("\"long-1\""));
+    let progress = transcripts[0]
+        .iter()
+        .filter(|line| line.contains("\"long-1\""));
     assert_eq!(progress.count(), 3, "{:#?}", transcripts[0]);
     assert_eq!(transcripts[0], transcripts[1]);
 }

@@ -37,7 +37,9 @@ impl Server {
     /// The scripted example server, following `script`.
     pub(crate) fn scripted(script: Value) -> Self {
         let mut server = Self::new(scripted_server(), &[]);
-        server.env.push(("SCRIPTED_SERVER".to_owned(), script.to_string()));
+        server
+            .env
+            .push(("SCRIPTED_SERVER".to_owned(), script.to_string()));
         server
     }
 }
@@ -98,7 +100,10 @@ impl Session {
     /// Writes `line` and a newline.
     pub(crate) async fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).await.expect("stdin takes the line");
+        stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("stdin takes the line");
         stdin.write_all(b"\n").await.expect("stdin takes the line");
         stdin.flush().await.expect("stdin flushes");
     }
@@ -219,7 +224,9 @@ fn servers_required() -> bool {
 
 /// `path` under the repository's `.tools/`, if installed.
 pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
-    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools").join(path);
+    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".tools")
+        .join(path);
     if full.exists() {
         return Some(full);
     }
@@ -260,7 +267,10 @@ fn scripted_server() -> &'static Path {
             cargo.arg("--release");
         }
         let output = cargo.output().expect("cargo runs");
-        assert!(output.status.success(), "cargo build of scripted_stdio_server failed");
+        assert!(
+            output.status.success(),
+            "cargo build of scripted_stdio_server failed"
+        );
         String::from_utf8_lossy(&output.stdout)
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
