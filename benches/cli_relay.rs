@@ -22,27 +22,52 @@ const CALLS: usize = 10_000;
 const BLOCK: usize = 100;
 const ROUNDS: usize = 3;
 const IN_FLIGHT: usize = 64;
+/// A Python server answers a call in about a millisecond: fewer calls suffice.
+const PYTHON_CALLS: usize = 1_000;
 
 fn main() {
     let server = scripted_server();
     let script = json!({"on": {"tools/call echo": [{"send":
         r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"echo"}]}}"#}]}});
-    let wrapper = Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors"));
-    let start = |wrapped: bool| {
-        let mut command = if wrapped {
-            let mut command = Command::new(wrapper);
-            command.arg("--").arg(&server);
-            command
-        } else {
-            Command::new(&server)
-        };
+    compare("the scripted child (Rust, std only)", CALLS, |wrapped| {
+        let mut command = command(wrapped, &server, &[]);
         Session::start(command.env("SCRIPTED_SERVER", script.to_string()))
-    };
+    });
 
+    // The same against a real server, when scripts/install-test-servers.sh ran.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".tools/python/bin/python");
+    let python_server = root.join("tests/cli/servers/python_server.py");
+    if python.exists() {
+        compare("the Python SDK server", PYTHON_CALLS, |wrapped| {
+            let mut session = Session::start(&mut command(wrapped, &python, &[&python_server]));
+            session.initialize();
+            session
+        });
+    } else {
+        println!("\n(the Python SDK is not installed: run scripts/install-test-servers.sh)");
+    }
+}
+
+/// The server's command, or the wrapper's with the server's after `--`.
+fn command(wrapped: bool, program: &Path, args: &[&Path]) -> Command {
+    let mut command = if wrapped {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"));
+        command.arg("--").arg(program);
+        command
+    } else {
+        Command::new(program)
+    };
+    command.args(args);
+    command
+}
+
+/// Measures `calls` echo calls bare and wrapped, and prints the table.
+fn compare(name: &str, calls: usize, start: impl Fn(bool) -> Session) {
     let (mut bare, mut wrapped) = (start(false), start(true));
     let (mut bare_latency, mut wrapped_latency) = (Vec::new(), Vec::new());
     let mut id = 0;
-    while bare_latency.len() < CALLS {
+    while bare_latency.len() < calls {
         for _ in 0..BLOCK {
             id += 1;
             bare_latency.push(bare.call(id));
@@ -60,24 +85,23 @@ fn main() {
     let mut ratios = Vec::new();
     let mut rates = Vec::new();
     for _ in 0..ROUNDS {
-        let bare_rate = calls_per_second(start(false));
-        let wrapped_rate = calls_per_second(start(true));
+        let bare_rate = calls_per_second(start(false), calls);
+        let wrapped_rate = calls_per_second(start(true), calls);
         ratios.push(wrapped_rate / bare_rate);
         rates.push((bare_rate, wrapped_rate));
     }
-    let mut sorted = ratios.clone();
-    sorted.sort_by(f64::total_cmp);
+    ratios.sort_by(f64::total_cmp);
 
-    println!("mcp-tool-errors relay, {CALLS} echo calls each way");
-    println!("| measure | bare child | through the wrapper | added |");
+    println!("\n{name}: {calls} echo calls each way");
+    println!("| measure | bare | through the wrapper | added |");
     println!("|---|---|---|---|");
-    for (name, quantile) in [("p50 latency", 0.50), ("p99 latency", 0.99)] {
+    for (measure, quantile) in [("p50 latency", 0.50), ("p99 latency", 0.99)] {
         let (bare, wrapped) = (
             percentile(&bare_latency, quantile),
             percentile(&wrapped_latency, quantile),
         );
         println!(
-            "| {name} | {:.1} µs | {:.1} µs | {:.1} µs |",
+            "| {measure} | {:.1} µs | {:.1} µs | {:.1} µs |",
             micros(bare),
             micros(wrapped),
             micros(wrapped) - micros(bare)
@@ -85,14 +109,14 @@ fn main() {
     }
     for (round, (bare_rate, wrapped_rate)) in rates.iter().enumerate() {
         println!(
-            "| throughput, round {} | {bare_rate:.0} calls/s | {wrapped_rate:.0} calls/s | ratio {:.3} |",
+            "| throughput ({IN_FLIGHT} in flight), round {} | {bare_rate:.0} calls/s | {wrapped_rate:.0} calls/s | ratio {:.3} |",
             round + 1,
             wrapped_rate / bare_rate
         );
     }
     println!(
-        "throughput ratio (median of {ROUNDS}): {:.3}",
-        sorted[ROUNDS / 2]
+        "throughput ratio, wrapped / bare (median of {ROUNDS}): {:.3}",
+        ratios[ROUNDS / 2]
     );
 }
 
@@ -107,40 +131,41 @@ fn percentile(sorted: &[Duration], quantile: f64) -> Duration {
 
 fn request(id: usize) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{}}}}}}\n"
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"echo\"}}}}}}\n"
     )
 }
 
 /// Writes the calls from a thread, at most [`IN_FLIGHT`] unanswered at a time,
 /// and reads every answer.
-fn calls_per_second(mut session: Session) -> f64 {
+fn calls_per_second(mut session: Session, calls: usize) -> f64 {
     let stdin = session.stdin.take().expect("stdin is open");
     let (answered, answers) = std::sync::mpsc::channel::<()>();
     let started = Instant::now();
-    // Closing stdin at the end is the child's cue to exit once it has answered.
     let writer = std::thread::spawn(move || {
-        let mut stdin = std::io::BufWriter::new(stdin);
-        for id in 1..=CALLS {
+        let mut stdin = stdin;
+        for id in 1..=calls {
             if id > IN_FLIGHT {
                 answers.recv().expect("the reader is there");
             }
             stdin
                 .write_all(request(id).as_bytes())
                 .expect("the child reads");
-            stdin.flush().expect("the child reads");
         }
+        // Kept open until every answer is read: a server may drop the calls
+        // in flight at the end of its stdin.
+        stdin
     });
     let mut line = String::new();
-    for _ in 0..CALLS {
+    for _ in 0..calls {
         line.clear();
         session.stdout.read_line(&mut line).expect("an answer");
         assert!(line.contains("\"echo\""), "unexpected answer: {line}");
         let _ = answered.send(());
     }
     let elapsed = started.elapsed();
-    writer.join().expect("the writer finishes");
+    drop(writer.join().expect("the writer finishes"));
     session.stop();
-    CALLS as f64 / elapsed.as_secs_f64()
+    calls as f64 / elapsed.as_secs_f64()
 }
 
 struct Session {
@@ -164,6 +189,23 @@ impl Session {
             stdin,
             stdout,
         }
+    }
+
+    /// The MCP handshake, for a real server.
+    fn initialize(&mut self) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "cli_relay", "version": "0"}},
+        });
+        writeln!(stdin, "{initialize}").expect("the server reads");
+        stdin.flush().expect("the server reads");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("the initialize answer");
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#)
+            .expect("the server reads");
     }
 
     /// One call, from writing it to reading its answer.
