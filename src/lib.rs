@@ -75,6 +75,7 @@ mod render;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 mod service;
+mod tasks;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;
@@ -83,6 +84,7 @@ pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use service::ToolErrors;
+pub use tasks::MAX_REMEMBERED_TASKS;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -70,6 +70,16 @@ impl CaughtPanic {
         }
     }
 
+    /// Logs the panic of the operation of task `task_id`, when it is caught.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn log_in_task(&self, task_id: &str) {
+        tracing::error!(
+            task_id,
+            payload = self.payload_text(),
+            "task operation panicked; the task completes with an error"
+        );
+    }
+
     /// Logs a panic raised while dropping the inner future; the answer stands.
     pub(crate) fn log_in_drop(&self) {
         tracing::error!(
