@@ -10,6 +10,7 @@
 #![allow(deprecated)]
 
 mod conformance;
+mod conformance_tasks;
 mod demo;
 mod tasks;
 
@@ -40,6 +41,8 @@ pub(crate) struct DemoServer {
 
 impl DemoServer {
     /// A server with every demonstration and conformance tool.
+    // The HTTP example shares one task manager between sessions instead.
+    #[allow(dead_code)]
     pub(crate) fn new() -> Self {
         Self::with_tasks(TaskManager::new())
     }
@@ -47,7 +50,10 @@ impl DemoServer {
     /// A server whose tools run their tasks on `tasks`.
     pub(crate) fn with_tasks(tasks: TaskManager) -> Self {
         Self {
-            tools: Self::demo_tools() + Self::conformance_tools() + Self::task_tools(),
+            tools: Self::demo_tools()
+                + Self::conformance_tools()
+                + Self::conformance_task_tools()
+                + Self::task_tools(),
             min_log_severity: AtomicU8::new(severity(LoggingLevel::Info)),
             tasks,
         }

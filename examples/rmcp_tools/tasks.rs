@@ -11,7 +11,7 @@ use mcp_tool_errors::rmcp::catch_task_panics;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult};
 use rmcp::service::RequestContext;
-use rmcp::task_manager::{TaskFuture, TaskOptions};
+use rmcp::task_manager::{TaskContext, TaskFuture, TaskOptions};
 use rmcp::{RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 
@@ -19,6 +19,9 @@ use super::{DemoServer, FAKE_SECRET};
 
 /// How long the task tools work before they fail or panic.
 const WORK: Duration = Duration::from_millis(50);
+
+/// How often clients are told to poll `tasks/get`, in milliseconds.
+const POLL_INTERVAL_MS: u64 = 100;
 
 /// The arguments of `fail_task`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -39,7 +42,7 @@ impl DemoServer {
         Parameters(FailTaskArgs { message }): Parameters<FailTaskArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        self.run_maybe_as_task(&context, move || {
+        self.run_maybe_as_task(&context, move |_| {
             Box::pin(async move {
                 tokio::time::sleep(WORK).await;
                 Ok(CallToolResult::error(vec![ContentBlock::text(message)]))
@@ -54,7 +57,7 @@ impl DemoServer {
                        a message that contains a (fake) secret."
     )]
     async fn panic_task(&self, context: RequestContext<RoleServer>) -> CallToolResponse {
-        self.run_maybe_as_task(&context, || {
+        self.run_maybe_as_task(&context, |_| {
             Box::pin(async {
                 tokio::time::sleep(WORK).await;
                 panic!("the batch job crashed half-way, with {FAKE_SECRET}")
@@ -66,23 +69,25 @@ impl DemoServer {
 
 impl DemoServer {
     /// Runs `operation` as a task if the client declared the tasks extension
-    /// (answering with the task handle), or right here otherwise.
-    async fn run_maybe_as_task(
+    /// (answering with the task handle), or right here otherwise (then without
+    /// a task context).
+    pub(crate) async fn run_maybe_as_task(
         &self,
         context: &RequestContext<RoleServer>,
-        operation: impl FnOnce() -> TaskFuture,
+        operation: impl FnOnce(Option<TaskContext>) -> TaskFuture,
     ) -> CallToolResponse {
         let client_has_tasks = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
         if client_has_tasks {
             // The one line that makes a panicking task answer like a panicking call.
+            let options = TaskOptions::default().with_poll_interval_ms(POLL_INTERVAL_MS);
             let task = self
                 .tasks
-                .spawn(TaskOptions::default(), catch_task_panics(|_| operation()));
+                .spawn(options, catch_task_panics(|task| operation(Some(task))));
             return CallToolResponse::Task(CreateTaskResult::new(task));
         }
-        match operation().await {
+        match operation(None).await {
             Ok(result) => CallToolResponse::Complete(result),
             Err(exit) => {
                 CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(
