@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::exchange::Pending;
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
+use crate::tasks::TaskMemory;
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
@@ -24,6 +25,7 @@ pin_project! {
         state: State<F>,
         pending: P,
         config: Config<R>,
+        tasks: TaskMemory,
     }
 }
 
@@ -39,19 +41,26 @@ pin_project! {
 }
 
 impl<F, P, R> ResponseFuture<F, P, R> {
-    pub(crate) fn running(future: F, pending: P, config: Config<R>) -> Self {
+    pub(crate) fn running(future: F, pending: P, config: Config<R>, tasks: TaskMemory) -> Self {
         Self {
             state: State::Running { future },
             pending,
             config,
+            tasks,
         }
     }
 
-    pub(crate) fn panicked(panic: CaughtPanic, pending: P, config: Config<R>) -> Self {
+    pub(crate) fn panicked(
+        panic: CaughtPanic,
+        pending: P,
+        config: Config<R>,
+        tasks: TaskMemory,
+    ) -> Self {
         Self {
             state: State::Panicked { panic },
             pending,
             config,
+            tasks,
         }
     }
 }
@@ -76,6 +85,8 @@ where
                             this.pending.for_each_tool_result(response, |tool, result| {
                                 this.config.rewrap(result, tool)
                             });
+                            let exchange = this.pending.task_exchange(response);
+                            this.tasks.observe(exchange, this.config);
                         }
                         return Poll::Ready(result);
                     }

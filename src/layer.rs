@@ -5,6 +5,7 @@ use tower_layer::Layer;
 use crate::config::Config;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::service::ToolErrors;
+use crate::tasks::TaskMemory;
 
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
@@ -62,6 +63,7 @@ impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
     type Service = ToolErrors<S, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ToolErrors::from_parts(inner, self.config.clone())
+        // Each service gets its own memory of tasks, shared by its clones.
+        ToolErrors::from_parts(inner, self.config.clone(), TaskMemory::default())
     }
 }

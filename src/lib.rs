@@ -131,6 +131,7 @@ mod render;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 mod service;
+mod tasks;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;
@@ -139,6 +140,7 @@ pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use service::ToolErrors;
+pub use tasks::MAX_REMEMBERED_TASKS;
 
 // The README's examples use rmcp and tower-mcp, so they are compiled and run with
 // both features on, as the test command (`cargo test --all-features`) does.

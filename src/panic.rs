@@ -9,7 +9,7 @@ use crate::exchange::{PanicAnswer, PanickedCall};
 use crate::render::ErrorRenderer;
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
-const HIDDEN_TOOL_MESSAGE: &str =
+pub(crate) const HIDDEN_TOOL_MESSAGE: &str =
     "The tool failed with an internal error. The details are in the server log.";
 /// Sent for any other panicked request when panic messages are hidden.
 const HIDDEN_REQUEST_MESSAGE: &str =
@@ -68,6 +68,16 @@ impl CaughtPanic {
                 },
             },
         }
+    }
+
+    /// Logs the panic of the operation of task `task_id`, when it is caught.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn log_in_task(&self, task_id: &str) {
+        tracing::error!(
+            task_id,
+            payload = self.payload_text(),
+            "task operation panicked; the task completes with an error"
+        );
     }
 
     /// Logs a panic raised while dropping the inner future; the answer stands.

@@ -10,6 +10,7 @@ use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
 use crate::panic::CaughtPanic;
 use crate::render::{ErrorRenderer, Llmxml};
+use crate::tasks::TaskMemory;
 
 /// Rewraps the text of `isError` tool results and answers panics of the inner
 /// service; everything else passes through unchanged.
@@ -36,18 +37,30 @@ use crate::render::{ErrorRenderer, Llmxml};
 pub struct ToolErrors<S, R = Llmxml> {
     inner: S,
     config: Config<R>,
+    tasks: TaskMemory,
 }
 
 impl<S> ToolErrors<S> {
     /// Wraps `inner` with the default settings.
     pub fn new(inner: S) -> Self {
-        Self::from_parts(inner, Config::default())
+        Self::from_parts(inner, Config::default(), TaskMemory::default())
     }
 }
 
 impl<S, R> ToolErrors<S, R> {
-    pub(crate) fn from_parts(inner: S, config: Config<R>) -> Self {
-        Self { inner, config }
+    pub(crate) fn from_parts(inner: S, config: Config<R>, tasks: TaskMemory) -> Self {
+        Self {
+            inner,
+            config,
+            tasks,
+        }
+    }
+
+    /// How many task ids this service (and every clone of it) remembers now: tasks created by a `tools/call`
+    /// whose result has not been delivered yet, at most
+    /// [`MAX_REMEMBERED_TASKS`](crate::MAX_REMEMBERED_TASKS).
+    pub fn remembered_tasks(&self) -> usize {
+        self.tasks.len()
     }
 
     /// The inner service.
@@ -74,6 +87,7 @@ where
         f.debug_struct("ToolErrors")
             .field("inner", &self.inner)
             .field("config", &self.config)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -96,9 +110,12 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let pending = request.pending();
         let config = self.config.clone();
+        let tasks = self.tasks.clone();
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, pending, config),
-            Err(payload) => ResponseFuture::panicked(CaughtPanic::new(payload), pending, config),
+            Ok(future) => ResponseFuture::running(future, pending, config, tasks),
+            Err(payload) => {
+                ResponseFuture::panicked(CaughtPanic::new(payload), pending, config, tasks)
+            }
         }
     }
 }

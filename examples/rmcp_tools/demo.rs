@@ -34,7 +34,7 @@ pub(crate) struct AddArgs {
 
 /// A made-up credential, so a client can check that a panic message never
 /// reaches it: the layer logs the message on the server and sends a generic text.
-const FAKE_SECRET: &str = "api_key=sk-test-51c0ffee0ddba11";
+pub(crate) const FAKE_SECRET: &str = "api_key=sk-test-51c0ffee0ddba11";
 
 #[tool_router(router = demo_tools, vis = "pub(crate)")]
 impl DemoServer {

@@ -2,7 +2,9 @@
 //! and the child's answer with its original line for as long as nothing in the
 //! stack has changed it.
 
-use mcp_tool_errors::exchange::{JsonPending, PanicAnswer, PanickedCall, Pending, Request};
+use mcp_tool_errors::exchange::{
+    JsonPending, PanicAnswer, PanickedCall, Pending, Request, TaskExchange,
+};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -140,6 +142,21 @@ impl<E> Pending<Answer, E> for OutgoingPending {
         answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<Answer, E> {
         Pending::<Value, E>::panic_response(&self.0, answer).map(Answer::made)
+    }
+
+    type TaskResult = Map<String, Value>;
+
+    fn task_exchange<'a>(&'a self, answer: &'a mut Answer) -> TaskExchange<'a, Self::TaskResult> {
+        let Answer { value, line, .. } = answer;
+        let exchange = Pending::<Value, E>::task_exchange(&self.0, value);
+        // The layer gets the task's result by reference and is not asked back:
+        // an error result may be rewrapped, so its answer is serialized.
+        if let TaskExchange::Result { result, .. } = &exchange
+            && result.get("isError") == Some(&Value::Bool(true))
+        {
+            *line = None;
+        }
+        exchange
     }
 }
 

@@ -50,6 +50,52 @@ pub trait Pending<Response, Error> {
         &self,
         answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<Response, Error>;
+
+    /// The result of a task as it appears in `Response` (in a `tasks/get` or
+    /// `tasks/result` response).
+    type TaskResult: ToolResult;
+
+    /// What `response` says about a task: a `tools/call` answered with a task
+    /// handle, or the delivery of a task's result or failure. The default,
+    /// [`TaskExchange::None`], is for message types without tasks.
+    fn task_exchange<'a>(
+        &'a self,
+        response: &'a mut Response,
+    ) -> TaskExchange<'a, Self::TaskResult> {
+        let _ = response;
+        TaskExchange::None
+    }
+}
+
+/// What one response says about a task (the tasks extension,
+/// `io.modelcontextprotocol/tasks`), as [`Pending::task_exchange`] reads it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TaskExchange<'a, T> {
+    /// Nothing the layer needs: not a task, or a task still running.
+    None,
+    /// A `tools/call` of `tool` was answered with a task handle: the result
+    /// comes later, under `task_id`.
+    Created {
+        /// The tool called.
+        tool: &'a str,
+        /// The id of the task.
+        task_id: &'a str,
+        /// How long the task is kept, if the server said.
+        ttl_ms: Option<u64>,
+    },
+    /// The final result of task `task_id` reaches the client.
+    Result {
+        /// The id of the task.
+        task_id: &'a str,
+        /// The task's result: the result of the original `tools/call`.
+        result: &'a mut T,
+    },
+    /// Task `task_id` ended without a result (failed, or cancelled).
+    Ended {
+        /// The id of the task.
+        task_id: &'a str,
+    },
 }
 
 /// A `tools/call` result whose text items the layer can rewrap.

@@ -32,6 +32,24 @@ pub(super) struct JsonCall {
     pub(super) id: Option<RequestId>,
     /// `Some` for a `tools/call` whose `params.name` is a string.
     pub(super) tool: Option<CompactString>,
+    /// `Some` for a `tasks/get` or `tasks/result` whose `params.taskId` is a string.
+    pub(super) task: Option<TaskRequest>,
+}
+
+/// A request about one task.
+#[derive(Debug, Clone)]
+pub(super) struct TaskRequest {
+    pub(super) task_id: CompactString,
+    pub(super) asks: TaskAsks,
+}
+
+/// Where the answer carries the task's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TaskAsks {
+    /// `tasks/get`: the task, with its `result` once `completed` (2026-07-28).
+    Status,
+    /// `tasks/result`: the whole answer is the result (2025-11-25).
+    Result,
 }
 
 impl Request for Value {
@@ -58,15 +76,29 @@ impl JsonCall {
                 _ => {}
             }
         }
-        let tool = match method? {
+        let method = method?;
+        let tool = match method {
             "tools/call" => params
                 .and_then(|params| str_field(params, "name"))
                 .map(CompactString::from),
             _ => None,
         };
+        let asks = match method {
+            "tasks/get" => Some(TaskAsks::Status),
+            "tasks/result" => Some(TaskAsks::Result),
+            _ => None,
+        };
+        let task = asks.and_then(|asks| {
+            let task_id = params.and_then(|params| str_field(params, "taskId"))?;
+            Some(TaskRequest {
+                task_id: task_id.into(),
+                asks,
+            })
+        });
         Some(Self {
             id: id.map(RequestId::from_value),
             tool,
+            task,
         })
     }
 }

@@ -92,6 +92,7 @@ mod handler_service;
 mod layered;
 mod pending;
 mod request;
+mod task_panics;
 mod tool_result;
 
 pub use ext::ServerHandlerExt;
@@ -99,3 +100,4 @@ pub use handler_service::{HandlerFuture, HandlerService};
 pub use layered::LayeredHandler;
 pub use pending::RmcpPending;
 pub use request::RequestWithContext;
+pub use task_panics::catch_task_panics;

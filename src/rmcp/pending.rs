@@ -2,18 +2,23 @@
 
 use compact_str::CompactString;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ClientRequest, ContentBlock, ErrorCode, ServerResult};
+use rmcp::model::{
+    CallToolResult, ClientRequest, ContentBlock, ErrorCode, JsonObject, ServerResult, TaskPayload,
+};
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{PanicAnswer, PanickedCall, Pending, Request};
+use crate::exchange::{PanicAnswer, PanickedCall, Pending, Request, TaskExchange};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
-/// and the request id when the request carries its context.
+/// the task id of a `tasks/get`, and the request id when the request carries its
+/// context.
 #[derive(Debug, Clone)]
 pub struct RmcpPending {
     /// `Some` for a `tools/call`.
     tool: Option<CompactString>,
+    /// `Some` for a `tasks/get`.
+    task_id: Option<CompactString>,
     /// Only for the log: a bare [`ClientRequest`] has no id.
     id: Option<RequestId>,
 }
@@ -26,8 +31,15 @@ impl RmcpPending {
             }
             _ => None,
         };
+        let task_id = match request {
+            ClientRequest::GetTaskRequest(get) => {
+                Some(CompactString::from(get.params.task_id.as_str()))
+            }
+            _ => None,
+        };
         Self {
             tool,
+            task_id,
             id: id.map(RequestId::from),
         }
     }
@@ -84,6 +96,28 @@ impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
                 message,
                 None,
             ))),
+        }
+    }
+
+    /// The result of a `tools/call` made a task is the `result` of a `completed`
+    /// `tasks/get` answer: a JSON object, as rmcp's `TaskManager` stores it.
+    type TaskResult = JsonObject;
+
+    fn task_exchange<'a>(&'a self, response: &'a mut ServerResult) -> TaskExchange<'a, JsonObject> {
+        match (&self.tool, &self.task_id, response) {
+            (Some(tool), _, ServerResult::CreateTaskResult(created)) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl_ms,
+            },
+            (_, Some(task_id), ServerResult::GetTaskResult(got)) => match &mut got.task.payload {
+                TaskPayload::Completed { result } => TaskExchange::Result { task_id, result },
+                TaskPayload::Failed { .. } | TaskPayload::Cancelled => {
+                    TaskExchange::Ended { task_id }
+                }
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
         }
     }
 }

@@ -10,6 +10,8 @@ use crate::exchange::{PanicAnswer, PanickedCall, Pending};
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
 impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     type Result = CallToolResult;
+    /// Task results are not followed on tower-mcp (see the [module docs](super)).
+    type TaskResult = CallToolResult;
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
     /// request's own id. A JSON-RPC error, any other `McpResponse` variant

@@ -85,6 +85,28 @@ async fn tool_errors_are_rewrapped_and_answers_the_layer_leaves_alone_keep_their
 }
 
 #[tokio::test]
+async fn a_tasks_error_result_is_rewrapped_where_it_reaches_the_client() {
+    let handle = r#"{"jsonrpc":"2.0","id":$ID,"result":{"task":{"taskId":"t-1","ttl":60000,"status":"working"}}}"#;
+    let failed = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"compile failed"}],"isError":true}}"#;
+    let server = Server::scripted(json!({
+        "on": {"tools/call build": [send(handle)], "tasks/result": [send(failed)]},
+    }));
+    let mut session = Session::wrapped(&[], &server);
+
+    let mut call = tool_call(1, "build", json!({}));
+    call["params"]["task"] = json!({"ttl": 60000});
+    let lines = session.exchange(&call).await;
+    assert_eq!(lines, [handle.replace("$ID", "1")]);
+    let result =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": "t-1"}});
+    let lines = session.exchange(&result).await;
+    assert_eq!(
+        result_text(&lines[0]),
+        render_error("build", "compile failed")
+    );
+}
+
+#[tokio::test]
 async fn a_batch_of_requests_is_answered_as_a_batch_through_the_layer() {
     let answer = r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"boom"}],"isError":true}}]"#;
     let server = Server::scripted(json!({"on": {"batch": [send(answer)]}}));

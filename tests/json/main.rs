@@ -10,3 +10,4 @@ mod layer;
 mod leaks;
 mod panics;
 mod properties;
+mod tasks;

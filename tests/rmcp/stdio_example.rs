@@ -3,28 +3,46 @@
 //! stdout.
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use mcp_tool_errors::{is_rendered, render_error};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    GetTaskParams, Implementation, TaskPayload,
+};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use crate::support::example::example_binary;
-use crate::support::within_hang_guard;
+use crate::support::{HIDDEN_TOOL_MESSAGE, within_hang_guard};
+
+/// How often the task tests poll `tasks/get`.
+const TASK_POLL: Duration = Duration::from_millis(10);
 
 /// The (fake) secret the example's panicking tools put in their panic messages.
 const SECRET_MARK: &str = "sk-test-";
 
 /// The example, running, and an rmcp client connected to its stdio.
 struct Session {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, ClientConfig>,
     child: Child,
 }
 
 impl Session {
     async fn start() -> Self {
+        Self::start_as(ClientConfig::default()).await
+    }
+
+    /// A session whose client declares the tasks extension.
+    async fn start_with_tasks() -> Self {
+        let capabilities = ClientCapabilities::builder().enable_tasks().build();
+        let client = ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"));
+        Self::start_as(client).await
+    }
+
+    async fn start_as(client: ClientConfig) -> Self {
         let mut child = Command::new(example_binary("rmcp_stdio"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -35,7 +53,10 @@ impl Session {
             .expect("the example starts");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stdin = child.stdin.take().expect("stdin is piped");
-        let client = ().serve((stdout, stdin)).await.expect("the example initializes");
+        let client = client
+            .serve((stdout, stdin))
+            .await
+            .expect("the example initializes");
         Self { client, child }
     }
 
@@ -48,6 +69,31 @@ impl Session {
             .call_tool(request)
             .await
             .expect("tools/call is answered")
+    }
+
+    /// Calls `tool` as a task: the answer must be a task handle; then polls
+    /// `tasks/get` until the task has ended, and returns its result.
+    async fn call_as_task(&self, tool: &'static str, arguments: Value) -> CallToolResult {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object")
+        };
+        let request = CallToolRequestParams::new(tool).with_arguments(arguments);
+        let answer = self.client.call_tool_once(request).await;
+        let Ok(CallToolResponse::Task(created)) = answer else {
+            panic!("{tool} was not answered with a task handle: {answer:?}")
+        };
+        loop {
+            let params = GetTaskParams::new(created.task.task_id.clone());
+            let got = self.client.get_task(params).await.expect("tasks/get");
+            match got.task.payload {
+                TaskPayload::Completed { result } => {
+                    return serde_json::from_value(Value::Object(result))
+                        .expect("the task's result is a tools/call result");
+                }
+                TaskPayload::Working => tokio::time::sleep(TASK_POLL).await,
+                other => panic!("{tool}: the task ended as {other:?}"),
+            }
+        }
     }
 
     /// Closes stdin, as a client does, and checks that the server then exits.
@@ -145,6 +191,60 @@ async fn wrong_arguments_get_rmcps_own_error_as_llmxml() {
         let sum = session.call("add", json!({"a": 2, "b": 3})).await;
         assert!(!is_error(&sum));
         assert_eq!(only_text(&sum), "5");
+        session
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_task_that_fails_delivers_its_error_as_llmxml_through_tasks_get() {
+    let run = async {
+        let session = Session::start_with_tasks().await;
+        let result = session
+            .call_as_task("fail_task", json!({"message": "quota exceeded"}))
+            .await;
+        assert!(is_error(&result));
+        assert_eq!(
+            only_text(&result),
+            render_error("fail_task", "quota exceeded")
+        );
+        session.finish().await;
+    };
+    within_hang_guard("the fail_task session", run).await;
+}
+
+#[tokio::test]
+async fn a_task_that_panics_completes_within_a_second_with_the_redacted_element() {
+    let session = within_hang_guard("the example's start", Session::start_with_tasks()).await;
+    let result = tokio::time::timeout(
+        Duration::from_secs(1),
+        session.call_as_task("panic_task", json!({})),
+    )
+    .await
+    .expect("the panicked task completed within a second");
+    assert!(is_error(&result));
+    let text = only_text(&result);
+    assert_eq!(text, render_error("panic_task", HIDDEN_TOOL_MESSAGE));
+    assert!(!text.contains(SECRET_MARK), "{text}");
+    let after = session.call("echo", json!({"text": "still here"})).await;
+    assert_eq!(only_text(&after), "still here");
+    within_hang_guard("the example's end", session.finish()).await;
+}
+
+#[tokio::test]
+async fn the_task_tools_run_as_ordinary_calls_for_a_client_without_tasks() {
+    with_session(|session| async {
+        let failed = session
+            .call("fail_task", json!({"message": "quota exceeded"}))
+            .await;
+        assert_eq!(
+            only_text(&failed),
+            render_error("fail_task", "quota exceeded")
+        );
+        let panicked = session.call("panic_task", json!({})).await;
+        assert!(is_error(&panicked));
+        assert!(only_text(&panicked).starts_with("<error tool=\"panic_task\">\n"));
+        assert!(!only_text(&panicked).contains(SECRET_MARK));
         session
     })
     .await;
