@@ -202,10 +202,15 @@ impl Session {
         writeln!(stdin, "{initialize}").expect("the server reads");
         stdin.flush().expect("the server reads");
         let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("the initialize answer");
+        self.stdout
+            .read_line(&mut line)
+            .expect("the initialize answer");
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#)
-            .expect("the server reads");
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .expect("the server reads");
     }
 
     /// One call, from writing it to reading its answer.
