@@ -35,6 +35,14 @@ pub(crate) async fn run(options: Options) -> i32 {
         .command
         .split_first()
         .expect("clap requires a command");
+    // Before the child exists, so that no signal meant for it stops the wrapper.
+    let mut forwarded = match signals::Forwarded::install() {
+        Ok(forwarded) => forwarded,
+        Err(error) => {
+            crate::log(&format!("cannot handle signals: {error}"));
+            return 1;
+        }
+    };
     let mut process = match Command::new(program)
         .args(arguments)
         .stdin(Stdio::piped())
@@ -47,13 +55,6 @@ pub(crate) async fn run(options: Options) -> i32 {
         Err(error) => {
             crate::log(&format!("cannot start `{program}`: {error}"));
             return 127;
-        }
-    };
-    let mut forwarded = match signals::Forwarded::install() {
-        Ok(forwarded) => forwarded,
-        Err(error) => {
-            crate::log(&format!("cannot handle signals: {error}"));
-            return 1;
         }
     };
 
@@ -88,7 +89,8 @@ pub(crate) async fn run(options: Options) -> i32 {
     // The child's last lines (answers written just before it exited) first, then
     // everything still in flight is answered with the status.
     if !reader.is_finished() {
-        let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
+        let _ = tokio::time::timeout(DRAIN_GRACE, &mut reader).await;
+        reader.abort();
     }
     let status = match status {
         Ok(status) => status,

@@ -289,3 +289,47 @@ async fn an_unknown_option_a_bad_duration_or_a_missing_command_is_refused() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+#[tokio::test]
+async fn help_names_every_option_and_version_says_the_crates() {
+    let run = |arg: &'static str| async move {
+        let output = tokio::process::Command::new(crate::support::wrapper())
+            .arg(arg)
+            .output()
+            .await
+            .expect("the wrapper runs");
+        assert!(output.status.success(), "{arg}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let help = run("--help").await;
+    for option in [
+        "--tool-timeout <DURATION>",
+        "--tool-timeout-for <NAME=DURATION>",
+        "--max-error-bytes <N>",
+        "--redact-secrets",
+        "--invalid-params-as-tool-errors",
+    ] {
+        assert!(help.contains(option), "{option} is not in:\n{help}");
+    }
+    let version = run("--version").await;
+    assert_eq!(
+        version.trim(),
+        concat!("mcp-tool-errors ", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_start_is_reported_with_status_127() {
+    let output = tokio::process::Command::new(crate::support::wrapper())
+        .args(["--", "/nonexistent/mcp-server"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("the wrapper runs");
+    assert_eq!(output.status.code(), Some(127));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot start `/nonexistent/mcp-server`"),
+        "{stderr}"
+    );
+}
