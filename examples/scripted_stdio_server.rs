@@ -19,8 +19,8 @@
 //!   received id's JSON text and `$LINE` by the received line (trimmed);
 //! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
 //!
-//! At the end of stdin it exits with the script's `eof_exit` (0 if absent). It
-//! uses std only.
+//! At the end of stdin it exits with the script's `eof_exit` (0 if absent), or,
+//! with `"eof_hang": true`, never exits by itself. It uses std only.
 
 use std::io::{BufRead, Write};
 
@@ -54,6 +54,11 @@ fn main() {
             if let Some(code) = action["exit"].as_i64() {
                 std::process::exit(i32::try_from(code).expect("an exit code"));
             }
+        }
+    }
+    if script["eof_hang"] == true {
+        loop {
+            std::thread::park();
         }
     }
     let code = script["eof_exit"].as_i64().unwrap_or(0);

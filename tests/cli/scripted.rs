@@ -213,6 +213,20 @@ async fn the_end_of_stdin_closes_the_childs_and_the_wrapper_exits_with_its_statu
 }
 
 #[tokio::test]
+async fn a_child_that_outlives_the_end_of_stdin_is_killed_after_the_grace_period() {
+    let server = Server::scripted(json!({"eof_hang": true}));
+    let mut session = Session::wrapped(&[], &server);
+    session.close_stdin();
+    // The grace period is 5 s of real time: the child is a separate process.
+    assert_eq!(session.wait().await.code(), Some(128 + 9));
+    assert!(
+        session.stderr().contains("killing it"),
+        "{}",
+        session.stderr()
+    );
+}
+
+#[tokio::test]
 async fn sigterm_is_forwarded_to_the_child_and_its_death_is_the_wrappers_status() {
     let server = Server::scripted(
         json!({"on": {"ping": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)]}}),
