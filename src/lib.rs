@@ -75,9 +75,11 @@ mod render;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 mod service;
+mod timeout;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;
+mod unanswered;
 
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;

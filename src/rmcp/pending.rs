@@ -1,12 +1,14 @@
-//! Reading rmcp's typed requests into [`RmcpPending`], and answering after a panic.
+//! Reading rmcp's typed requests into [`RmcpPending`], and answering in place of
+//! the handler (after a panic or a timeout).
 
 use compact_str::CompactString;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ClientRequest, ContentBlock, ErrorCode, ServerResult};
+use tokio_util::sync::CancellationToken;
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{PanicAnswer, PanickedCall, Pending, Request};
+use crate::exchange::{LayerAnswer, UnansweredCall, Pending, Request};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
 /// and the request id when the request carries its context.
@@ -16,6 +18,8 @@ pub struct RmcpPending {
     tool: Option<CompactString>,
     /// Only for the log: a bare [`ClientRequest`] has no id.
     id: Option<RequestId>,
+    /// The request context's token, kept only when a timeout applies.
+    cancellation: Option<CancellationToken>,
 }
 
 impl RmcpPending {
@@ -29,6 +33,7 @@ impl RmcpPending {
         Self {
             tool,
             id: id.map(RequestId::from),
+            cancellation: None,
         }
     }
 }
@@ -46,6 +51,12 @@ impl Request for RequestWithContext {
 
     fn pending(&self) -> RmcpPending {
         RmcpPending::read(&self.request, Some(&self.context.id))
+    }
+
+    /// Keeps the context's cancellation token, so that a timed-out call also
+    /// stops the work its handler spawned with `context.ct`.
+    fn prepare_cancellation(&mut self, pending: &mut RmcpPending) {
+        pending.cancellation = Some(self.context.ct.clone());
     }
 }
 
@@ -68,22 +79,33 @@ impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
     /// [`ErrorData`] *is* the JSON-RPC error response. So a request that is not a
     /// `tools/call` is answered with `Err` (code -32603), the one place the layer
     /// returns an error of its own.
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<ServerResult, E> {
         let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
-        match answer(PanickedCall::new(self.tool.as_deref(), id)) {
-            PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
+        match answer(UnansweredCall::new(self.tool.as_deref(), id)) {
+            LayerAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
                 // rmcp's own constructor: `resultType` is set as rmcp sets it on
                 // every result, and rmcp's server drops it for older peers.
                 CallToolResult::error(vec![ContentBlock::text(text)]),
             )),
-            PanicAnswer::InternalError { message } => Err(E::from(ErrorData::new(
+            LayerAnswer::InternalError { message } => Err(E::from(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 message,
                 None,
             ))),
+        }
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.tool.as_deref().into_iter()
+    }
+
+    /// Cancels the request context's token (`context.ct`).
+    fn cancel(&self) {
+        if let Some(cancellation) = &self.cancellation {
+            cancellation.cancel();
         }
     }
 }
