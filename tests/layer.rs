@@ -138,7 +138,7 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
     let layer =
         ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
     let twice = ServiceBuilder::new()
-        .layer(layer)
+        .layer(layer.clone())
         .layer(layer)
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
@@ -146,8 +146,8 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for
-/// every case of the golden corpus.
-#[tokio::test]
+/// every case of the golden corpus (under the paused clock, for its timeouts).
+#[tokio::test(start_paused = true)]
 async fn stacking_the_layer_never_double_wraps() {
     support::quiet_panics::silence_expected_panics();
     for case in load_cases() {
@@ -165,17 +165,18 @@ async fn stacking_the_layer_never_double_wraps() {
                 match inner {
                     Inner::Respond(response) => Ok::<_, Infallible>(response),
                     Inner::Panic { payload, .. } => payload.raise(),
+                    Inner::Hang => std::future::pending().await,
                 }
             }
         });
-        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+        let layer = case.layer();
         let once = layer
             .layer(script.clone())
             .oneshot(case.request.clone())
             .await
             .unwrap();
         let twice = layer
-            .layer(layer.layer(script))
+            .layer(layer.clone().layer(script))
             .oneshot(case.request.clone())
             .await
             .unwrap();

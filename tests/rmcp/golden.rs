@@ -12,7 +12,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::RequestWithContext;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -25,7 +24,7 @@ use tower::{Layer, Service, ServiceExt};
 
 use super::servers::server_peer;
 use super::support::golden::{
-    Case, Inner, PanicAt, Payload, golden_dir, load_cases, panicking, serialize_output,
+    Case, Inner, PanicAt, Payload, golden_dir, hanging, load_cases, panicking, serialize_output,
 };
 
 /// Cases rmcp's typed model cannot express, each with the reason. A case that is
@@ -38,6 +37,10 @@ const NOT_EXPRESSIBLE: &[(&str, &str)] = &[
     ),
     (
         "panic-batch",
+        "a batch: rmcp's JsonRpcMessage has no batch, its services see one request at a time",
+    ),
+    (
+        "timeout-batch",
         "a batch: rmcp's JsonRpcMessage has no batch, its services see one request at a time",
     ),
     (
@@ -73,6 +76,7 @@ enum TypedInner {
         at: PanicAt,
         payload: Payload,
     },
+    Hang,
 }
 
 /// The case as rmcp values, or why rmcp cannot express it: its request is not
@@ -92,6 +96,7 @@ fn typed(case: &Case) -> Result<TypedCase, String> {
             at: *at,
             payload: payload.clone(),
         },
+        Inner::Hang => TypedInner::Hang,
     };
     Ok(TypedCase { id, request, inner })
 }
@@ -151,6 +156,7 @@ impl Scripted {
         match self.inner.clone() {
             TypedInner::Answer(answer) => Box::pin(async move { *answer }),
             TypedInner::Panic { at, payload } => panicking(at, payload),
+            TypedInner::Hang => hanging(),
         }
     }
 }
@@ -176,7 +182,7 @@ async fn run(
     typed: &TypedCase,
     peer: &Peer<RoleServer>,
 ) -> Result<ServerResult, ErrorData> {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+    let layer = case.layer();
     let scripted = Scripted {
         inner: typed.inner.clone(),
     };
@@ -198,7 +204,8 @@ async fn run(
     bare
 }
 
-#[tokio::test]
+/// Under the paused clock, so that a timeout case takes no real time.
+#[tokio::test(start_paused = true)]
 async fn every_golden_case_rmcp_can_express_through_the_rmcp_path() {
     super::support::quiet_panics::silence_expected_panics();
     let (peer, _client_io) = server_peer();

@@ -11,7 +11,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 use tower_mcp::{
@@ -19,7 +18,9 @@ use tower_mcp::{
     RouterRequest, RouterResponse,
 };
 
-use crate::support::golden::{Case, Inner, golden_dir, load_cases, panicking, serialize_output};
+use crate::support::golden::{
+    Case, Inner, golden_dir, hanging, load_cases, panicking, serialize_output,
+};
 use crate::support::quiet_panics::silence_expected_panics;
 
 const BATCH: &str = "a RouterRequest is one request: tower-mcp's JsonRpcService splits a batch \
@@ -31,6 +32,7 @@ const NOTIFICATION: &str = "a notification never reaches the router service: tow
 const NOT_EXPRESSIBLE: &[(&str, &str)] = &[
     ("batch-matched-by-id", BATCH),
     ("panic-batch", BATCH),
+    ("timeout-batch", BATCH),
     ("notification-no-response", NOTIFICATION),
     ("panic-notification-no-response", NOTIFICATION),
 ];
@@ -74,6 +76,7 @@ impl Service<RouterRequest> for ScriptedRouter {
                 Box::pin(async move { Ok(response) })
             }
             Inner::Panic { at, payload } => panicking(at, payload),
+            Inner::Hang => hanging(),
         }
     }
 }
@@ -115,8 +118,7 @@ fn wire_bytes(response: RouterResponse) -> String {
 }
 
 async fn run(case: &Case, request: RouterRequest) -> String {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
-    let service = layer.layer(ScriptedRouter {
+    let service = case.layer().layer(ScriptedRouter {
         inner: case.inner.clone(),
     });
     wire_bytes(service.oneshot(request).await.unwrap())
@@ -177,7 +179,8 @@ async fn check_case(case: &Case, request: RouterRequest) -> Result<(), String> {
     Ok(())
 }
 
-#[tokio::test]
+/// Under the paused clock, so that a timeout case takes no real time.
+#[tokio::test(start_paused = true)]
 async fn every_golden_case_through_the_tower_mcp_path() {
     silence_expected_panics();
     let cases = load_cases();
