@@ -1,7 +1,7 @@
 //! The layer over rmcp: the golden corpus through rmcp's typed messages; rmcp's
 //! own client against layered servers over an in-memory duplex and over
 //! streamable HTTP; every `ServerHandler` method forwarded; rmcp's
-//! protocol-version shaping; `TowerHandler`; stacks of one's own.
+//! protocol-version shaping; `TowerHandler`; stacks of one's own; timeouts.
 
 mod support;
 
@@ -21,5 +21,7 @@ mod servers;
 mod shaping;
 #[path = "rmcp/stack.rs"]
 mod stack;
+#[path = "rmcp/timeouts.rs"]
+mod timeouts;
 #[path = "rmcp/tower_handler.rs"]
 mod tower_handler;
