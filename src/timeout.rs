@@ -5,7 +5,6 @@
 //! polled) inside a tokio runtime with the time driver enabled. Without a
 //! timeout, no timer is made and no runtime is needed.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,8 +28,10 @@ pub(crate) const TIMED_OUT_REQUEST_MESSAGE: &str =
 pub(crate) struct Timeouts {
     /// For every tool without one of its own.
     every_tool: Option<Duration>,
-    /// Shared: the layer is cloned into every service and future.
-    by_tool: Option<Arc<HashMap<String, Duration>>>,
+    /// Shared: the layer is cloned into every service and future. A list, not a
+    /// map: for the handful of tools that get a timeout of their own, comparing
+    /// names costs less than hashing the one looked for.
+    by_tool: Option<Arc<Vec<(String, Duration)>>>,
 }
 
 impl Timeouts {
@@ -39,14 +40,18 @@ impl Timeouts {
     }
 
     pub(crate) fn set_for_tool(&mut self, tool: String, after: Duration) {
-        let by_tool = self.by_tool.get_or_insert_with(Default::default);
-        Arc::make_mut(by_tool).insert(tool, after);
+        let by_tool = Arc::make_mut(self.by_tool.get_or_insert_with(Default::default));
+        match by_tool.iter_mut().find(|(name, _)| *name == tool) {
+            Some((_, timeout)) => *timeout = after,
+            None => by_tool.push((tool, after)),
+        }
     }
 
     fn for_tool(&self, tool: &str) -> Option<Duration> {
         self.by_tool
             .as_ref()
-            .and_then(|by_tool| by_tool.get(tool).copied())
+            .and_then(|by_tool| by_tool.iter().find(|(name, _)| name == tool))
+            .map(|(_, after)| *after)
             .or(self.every_tool)
     }
 
@@ -171,6 +176,7 @@ mod tests {
         assert_eq!(timeouts.for_tools(["deploy"].into_iter()), None);
         timeouts.set_every_tool(Duration::from_secs(30));
         timeouts.set_for_tool("deploy".to_owned(), Duration::from_secs(300));
+        timeouts.set_for_tool("ping".to_owned(), Duration::from_secs(1));
         timeouts.set_for_tool("ping".to_owned(), Duration::from_secs(2));
         assert_eq!(
             timeouts.for_tools(["deploy"].into_iter()),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::field::field;
 use super::pending::{JsonCall, JsonPending, Shape};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, LayerAnswer, UnansweredCall, Pending};
+use crate::exchange::{INTERNAL_ERROR, LayerAnswer, Pending, UnansweredCall};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -62,7 +62,10 @@ impl<E> Pending<Value, E> for JsonPending {
     }
 
     fn called_tools(&self) -> impl Iterator<Item = &str> {
-        self.calls().iter().flatten().filter_map(|call| call.tool.as_deref())
+        self.calls()
+            .iter()
+            .flatten()
+            .filter_map(|call| call.tool.as_deref())
     }
 }
 

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{LayerAnswer, UnansweredCall, Pending, Request};
+use crate::exchange::{LayerAnswer, Pending, Request, UnansweredCall};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
 /// and the request id when the request carries its context.

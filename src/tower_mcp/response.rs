@@ -5,7 +5,7 @@ use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{LayerAnswer, UnansweredCall, Pending};
+use crate::exchange::{LayerAnswer, Pending, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
