@@ -2,13 +2,16 @@
 //!
 //! - `pass_through`, `tools_call`: a realistic round trip (parse the request bytes,
 //!   dispatch, serialize the response) through the bare server, the layered one,
-//!   and a minimal hand-written panic catcher for reference;
+//!   the layered one with a `tool_timeout` (`layered_timeout`), and a minimal
+//!   hand-written panic catcher for reference;
 //! - `rewrap`: `render_error` over messages from 64 B to 16 MiB, next to a
 //!   `String::clone` of the same message;
 //! - `caught_panic`: a panicking handler answered by the layer, next to a bare
 //!   `catch_unwind` of the same panic.
 //!
 //! Futures are polled on this thread with a no-op waker, so no runtime is timed.
+//! A tokio runtime is entered (never driven) for the whole run, since a timeout
+//! starts tokio's timer.
 
 mod support;
 
@@ -18,16 +21,22 @@ use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use mcp_tool_errors::{ToolErrors, render_error};
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use support::complete::complete;
 use support::{Estimates, Summary};
-use tower::Service;
+use tower::{Layer, Service};
 
 fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime for the timer");
+    let _in_runtime = runtime.enter();
     if let Some(spec) = std::env::var_os("BENCH_REPEAT") {
         support::repeat(&spec.to_string_lossy(), routine);
         return;
@@ -77,9 +86,10 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
         }
         _ => return None,
     };
-    let (mut bare, mut layered, mut reference) = (
+    let (mut bare, mut layered, mut timed, mut reference) = (
         Server,
         ToolErrors::new(Server),
+        with_timeout(Server),
         CatchPanic { inner: Server },
     );
     match bench {
@@ -88,6 +98,9 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
         })),
         "layered" => Some(Box::new(move || {
             drop(black_box(round_trip(&mut layered, black_box(request))))
+        })),
+        "layered_timeout" => Some(Box::new(move || {
+            drop(black_box(round_trip(&mut timed, black_box(request))))
         })),
         "catch_panic" => Some(Box::new(move || {
             drop(black_box(round_trip(&mut reference, black_box(request))))
@@ -106,10 +119,15 @@ fn round_trips(c: &mut Criterion) {
         let mut group = c.benchmark_group(group_name);
         let mut bare = Server;
         let mut layered = ToolErrors::new(Server);
+        let mut timed = with_timeout(Server);
         let mut reference = CatchPanic { inner: Server };
         assert_eq!(
             round_trip(&mut bare, request),
             round_trip(&mut layered, request)
+        );
+        assert_eq!(
+            round_trip(&mut bare, request),
+            round_trip(&mut timed, request)
         );
         group.bench_function("bare", |b| {
             b.iter(|| round_trip(&mut bare, black_box(request)))
@@ -117,11 +135,23 @@ fn round_trips(c: &mut Criterion) {
         group.bench_function("layered", |b| {
             b.iter(|| round_trip(&mut layered, black_box(request)))
         });
+        group.bench_function("layered_timeout", |b| {
+            b.iter(|| round_trip(&mut timed, black_box(request)))
+        });
         group.bench_function("catch_panic", |b| {
             b.iter(|| round_trip(&mut reference, black_box(request)))
         });
         group.finish();
     }
+}
+
+/// `inner` behind the layer with a timeout for every tool (and one of its own for
+/// another tool, so that the per-tool lookup is paid too).
+fn with_timeout<S>(inner: S) -> ToolErrors<S> {
+    ToolErrorLayer::new()
+        .tool_timeout(Duration::from_secs(30))
+        .tool_timeout_for("get_merge_request", Duration::from_secs(300))
+        .layer(inner)
 }
 
 /// What a JSON-RPC server does with one message: parse, handle, serialize.
@@ -355,6 +385,18 @@ fn summarize(estimates: &Estimates) {
         summary.row(
             &format!("{group}: layered / bare, paired"),
             paired(estimates, group, "bare", "layered"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: layered_timeout / bare, criterion medians"),
+            estimates.ratio(group, "layered_timeout", "bare"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: layered_timeout / bare, paired"),
+            paired(estimates, group, "bare", "layered_timeout"),
             support::ratio,
             "≤ 1.05",
         );

@@ -1,6 +1,6 @@
 //! [`ResponseFuture`], the future of [`ToolErrors`](crate::ToolErrors): the inner
-//! service's future, with the response rewrapped and a panic while polling turned
-//! into an answer.
+//! service's future, with the response rewrapped, and a panic while polling or a
+//! timeout turned into an answer.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -14,15 +14,21 @@ use crate::exchange::Pending;
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
+use crate::timeout::Timer;
+use crate::unanswered::Unanswered;
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
     ///
     /// Polls the inner future in the caller's task (never spawned, so task-locals
-    /// keep working) and catches a panic there as well.
+    /// keep working) and catches a panic there as well. With a timeout, it also
+    /// holds the timer, and drops the inner future when the timer fires first.
     pub struct ResponseFuture<F, P, R> {
         #[pin]
         state: State<F>,
+        // `Some` only when a timeout applies to the request.
+        #[pin]
+        timer: Option<Timer>,
         pending: P,
         config: Config<R>,
         tasks: TaskMemory,
@@ -41,9 +47,16 @@ pin_project! {
 }
 
 impl<F, P, R> ResponseFuture<F, P, R> {
-    pub(crate) fn running(future: F, pending: P, config: Config<R>, tasks: TaskMemory) -> Self {
+    pub(crate) fn running(
+        future: F,
+        timer: Option<Timer>,
+        pending: P,
+        config: Config<R>,
+        tasks: TaskMemory,
+    ) -> Self {
         Self {
             state: State::Running { future },
+            timer,
             pending,
             config,
             tasks,
@@ -58,6 +71,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
     ) -> Self {
         Self {
             state: State::Panicked { panic },
+            timer: None,
             pending,
             config,
             tasks,
@@ -75,10 +89,22 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let panic = match this.state.as_mut().project() {
+        let unanswered = match this.state.as_mut().project() {
             StateProj::Running { future } => {
                 match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                    Ok(Poll::Pending) => return Poll::Pending,
+                    // The inner future first: an answer that is ready wins over
+                    // a timer that fired in the same instant.
+                    Ok(Poll::Pending) => {
+                        let Some(timer) = this.timer.as_pin_mut() else {
+                            return Poll::Pending;
+                        };
+                        let Poll::Ready(timed_out) = timer.poll_expired(cx) else {
+                            return Poll::Pending;
+                        };
+                        drop_inner_future(this.state);
+                        this.pending.cancel();
+                        Unanswered::TimedOut(timed_out)
+                    }
                     Ok(Poll::Ready(mut result)) => {
                         drop_inner_future(this.state);
                         if let Ok(response) = &mut result {
@@ -93,47 +119,28 @@ where
                     Err(payload) => {
                         let panic = CaughtPanic::new(payload);
                         drop_inner_future(this.state);
-                        panic
+                        Unanswered::Panicked(panic)
                     }
                 }
             }
             StateProj::Panicked { .. } => match this.state.project_replace(State::Done) {
-                StateReplace::Panicked { panic } => panic,
+                StateReplace::Panicked { panic } => Unanswered::Panicked(panic),
                 _ => unreachable!("the state was just seen to be Panicked"),
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        Poll::Ready(answer_panic(this.pending, &panic, this.config))
+        Poll::Ready(unanswered.respond(this.pending, this.config))
     }
 }
 
-/// Drops the inner future as soon as it is finished (or has panicked), so that
-/// a panic in its `Drop` cannot cost the answer: that panic is logged and dropped.
+/// Drops the inner future as soon as it is finished (or has panicked, or timed
+/// out), so that a panic in its `Drop` cannot cost the answer: that panic is
+/// logged and dropped.
 fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
     let mut state = state;
     if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
         CaughtPanic::new(payload).log_in_drop();
     }
-}
-
-fn answer_panic<P, R, Response, Error>(
-    pending: &P,
-    panic: &CaughtPanic,
-    config: &Config<R>,
-) -> Result<Response, Error>
-where
-    P: Pending<Response, Error>,
-    R: ErrorRenderer,
-{
-    let mut answered = false;
-    let response = pending.panic_response(|call| {
-        answered = true;
-        panic.answer(call, config)
-    });
-    if !answered {
-        panic.log_unanswered();
-    }
-    response
 }
 
 impl<F, P, R> std::fmt::Debug for ResponseFuture<F, P, R> {

@@ -132,9 +132,11 @@ mod render;
 pub mod rmcp;
 mod service;
 mod tasks;
+mod timeout;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;
+mod unanswered;
 
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::config::Config;
-use crate::exchange::{PanicAnswer, PanickedCall};
+use crate::exchange::{LayerAnswer, UnansweredCall};
 use crate::render::ErrorRenderer;
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
@@ -41,9 +41,9 @@ impl CaughtPanic {
     /// Decides the answer for one panicked request, and logs it.
     pub(crate) fn answer<R: ErrorRenderer>(
         &self,
-        call: PanickedCall<'_>,
+        call: UnansweredCall<'_>,
         config: &Config<R>,
-    ) -> PanicAnswer {
+    ) -> LayerAnswer {
         tracing::error!(
             tool = call.tool(),
             id = call.id().map(tracing::field::debug),
@@ -57,11 +57,11 @@ impl CaughtPanic {
                     Some(payload) => format!("The tool failed with an internal error: {payload}"),
                     None => HIDDEN_TOOL_MESSAGE.to_owned(),
                 };
-                PanicAnswer::ToolError {
-                    text: config.renderer.render(tool, &message),
+                LayerAnswer::ToolError {
+                    text: config.render_message(tool, &message),
                 }
             }
-            None => PanicAnswer::InternalError {
+            None => LayerAnswer::InternalError {
                 message: match exposed {
                     Some(payload) => format!("Internal error: {payload}"),
                     None => HIDDEN_REQUEST_MESSAGE.to_owned(),

@@ -11,9 +11,11 @@ use crate::future::ResponseFuture;
 use crate::panic::CaughtPanic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
+use crate::timeout::Timer;
 
-/// Rewraps the text of `isError` tool results and answers panics of the inner
-/// service; everything else passes through unchanged.
+/// Rewraps the text of `isError` tool results, answers panics of the inner
+/// service and, when configured, `tools/call` that run out of time; everything
+/// else passes through unchanged.
 ///
 /// Built by [`ToolErrorLayer`](crate::ToolErrorLayer).
 ///
@@ -107,12 +109,20 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Req) -> Self::Future {
-        let pending = request.pending();
+    fn call(&mut self, mut request: Req) -> Self::Future {
+        let mut pending = request.pending();
+        let timer = self
+            .config
+            .timeouts
+            .for_tools(pending.called_tools())
+            .map(|timeout| {
+                request.prepare_cancellation(&mut pending);
+                Timer::start(timeout)
+            });
         let config = self.config.clone();
         let tasks = self.tasks.clone();
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, pending, config, tasks),
+            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks),
             Err(payload) => {
                 ResponseFuture::panicked(CaughtPanic::new(payload), pending, config, tasks)
             }

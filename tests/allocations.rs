@@ -1,6 +1,6 @@
 //! What the layer costs in heap allocations, counted exactly: nothing for a
-//! message that passes through or a `tools/call` that succeeds, one per rewrapped
-//! text block.
+//! message that passes through or a `tools/call` that succeeds (with a timeout
+//! or without), one per rewrapped text block.
 //!
 //! Every figure is the layered service minus the bare one, for the same inner
 //! service and the same message, so the allocations of the inner service and of
@@ -20,11 +20,13 @@ use std::convert::Infallible;
 use std::future::{Ready, poll_fn, ready};
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::{ToolErrors, render_error};
+use std::time::Duration;
+
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::complete::complete;
 use support::tool_call;
-use tower::Service;
+use tower::{Layer, Service};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -252,4 +254,39 @@ fn rewrap_through_the_layer_allocates_once_per_text_block() {
         }
         assert_eq!(extra, blocks, "rewrapping {blocks} text blocks");
     }
+}
+
+/// The timer is one more field of the response future: tokio's `Sleep` is made
+/// in place and, for a call answered at its first poll, never registered.
+#[test]
+fn a_timeout_adds_no_allocation_to_a_successful_call() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _in_runtime = runtime.enter();
+    let request = tool_call(json!(1), INLINE_TOOL);
+    let response = tool_result(json!(1), &["3 open merge requests"], false);
+    let inner = Answering {
+        response: response.clone(),
+    };
+    let mut without = ToolErrorLayer::new().layer(inner.clone());
+    let mut with = ToolErrorLayer::new()
+        .tool_timeout(Duration::from_secs(30))
+        .tool_timeout_for(SPILLED_TOOL, Duration::from_secs(300))
+        .layer(inner);
+    respond(&mut without, request.clone());
+    respond(&mut with, request.clone());
+
+    let (without_response, without_count) = count_allocations({
+        let request = request.clone();
+        || respond(&mut without, request)
+    });
+    let (with_response, with_count) = count_allocations(|| respond(&mut with, request));
+    assert_eq!(without_response, response);
+    assert_eq!(with_response, response);
+    assert_eq!(
+        with_count, without_count,
+        "with a timeout {with_count} allocations, without {without_count}"
+    );
 }

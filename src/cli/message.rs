@@ -3,7 +3,7 @@
 //! stack has changed it.
 
 use mcp_tool_errors::exchange::{
-    JsonPending, PanicAnswer, PanickedCall, Pending, Request, TaskExchange,
+    JsonPending, LayerAnswer, Pending, Request, TaskExchange, UnansweredCall,
 };
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -137,11 +137,15 @@ impl<E> Pending<Answer, E> for OutgoingPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Answer, E> {
-        Pending::<Value, E>::panic_response(&self.0, answer).map(Answer::made)
+        Pending::<Value, E>::layer_response(&self.0, answer).map(Answer::made)
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        Pending::<Value, E>::called_tools(&self.0)
     }
 
     type TaskResult = Map<String, Value>;

@@ -55,18 +55,19 @@ impl Options {
     /// parsed and validated before this; the settings that the layer does not
     /// have yet are reported by [`Options::not_wired`].
     pub(crate) fn layer(&self) -> ToolErrorLayer {
-        ToolErrorLayer::new()
+        let mut layer = ToolErrorLayer::new();
+        if let Some(timeout) = self.tool_timeout {
+            layer = layer.tool_timeout(timeout);
+        }
+        for (tool, timeout) in &self.tool_timeout_for {
+            layer = layer.tool_timeout_for(tool.clone(), *timeout);
+        }
+        layer
     }
 
     /// The options given that the layer cannot apply yet, for a warning at start.
     pub(crate) fn not_wired(&self) -> Vec<&'static str> {
         let mut missing = Vec::new();
-        if self.tool_timeout.is_some() {
-            missing.push("--tool-timeout");
-        }
-        if !self.tool_timeout_for.is_empty() {
-            missing.push("--tool-timeout-for");
-        }
         if self.max_error_bytes.is_some() {
             missing.push("--max-error-bytes");
         }

@@ -64,6 +64,16 @@ impl Request for Value {
     }
 }
 
+impl JsonPending {
+    /// Every element of the message, as one slice whether it is a batch or not.
+    pub(super) fn calls(&self) -> &[Option<JsonCall>] {
+        match &self.shape {
+            Shape::Single(call) => std::slice::from_ref(call),
+            Shape::Batch(calls) => calls,
+        }
+    }
+}
+
 impl JsonCall {
     fn read(message: &Value) -> Option<Self> {
         // One pass over the keys: a JSON-RPC request has a handful of them.

@@ -1,11 +1,12 @@
-//! Finding tool results in a JSON-RPC response, and answering after a panic.
+//! Finding tool results in a JSON-RPC response, and answering in place of the
+//! inner service (after a panic or a timeout).
 
 use serde_json::{Map, Value};
 
 use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, Pending, TaskExchange};
+use crate::exchange::{INTERNAL_ERROR, LayerAnswer, Pending, TaskExchange, UnansweredCall};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -40,9 +41,9 @@ impl<E> Pending<Value, E> for JsonPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Value, E> {
         let response = match &self.shape {
             Shape::Single(call) => call
@@ -58,6 +59,13 @@ impl<E> Pending<Value, E> for JsonPending {
             }
         };
         Ok(response.unwrap_or(Value::Null))
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.calls()
+            .iter()
+            .flatten()
+            .filter_map(|call| call.tool.as_deref())
     }
 
     type TaskResult = Map<String, Value>;
@@ -87,12 +95,16 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Option<Value>, E> {
-        Pending::<Value, E>::panic_response(self, answer)
+        Pending::<Value, E>::layer_response(self, answer)
             .map(|response| (!response.is_null()).then_some(response))
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        Pending::<Value, E>::called_tools(self)
     }
 
     type TaskResult = Map<String, Value>;
@@ -217,15 +229,16 @@ fn visit_answer(
     }
 }
 
-/// The JSON-RPC response for one panicked request; `None` for a notification.
+/// The JSON-RPC response the layer sends for one request; `None` for a
+/// notification.
 fn answer_call(
     call: &JsonCall,
-    answer: &mut impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    answer: &mut impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
 ) -> Option<Value> {
     let id = call.id.as_ref()?;
-    let outcome = match answer(PanickedCall::new(call.tool.as_deref(), Some(id))) {
-        PanicAnswer::ToolError { text } => ("result", tool_error_result(text)),
-        PanicAnswer::InternalError { message } => ("error", internal_error(message)),
+    let outcome = match answer(UnansweredCall::new(call.tool.as_deref(), Some(id))) {
+        LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
+        LayerAnswer::InternalError { message } => ("error", internal_error(message)),
     };
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc".to_owned(), Value::from("2.0"));

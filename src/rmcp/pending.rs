@@ -1,14 +1,16 @@
-//! Reading rmcp's typed requests into [`RmcpPending`], and answering after a panic.
+//! Reading rmcp's typed requests into [`RmcpPending`], and answering in place of
+//! the handler (after a panic or a timeout).
 
 use compact_str::CompactString;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, ClientRequest, ContentBlock, ErrorCode, JsonObject, ServerResult, TaskPayload,
 };
+use tokio_util::sync::CancellationToken;
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{PanicAnswer, PanickedCall, Pending, Request, TaskExchange};
+use crate::exchange::{LayerAnswer, Pending, Request, TaskExchange, UnansweredCall};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
 /// the task id of a `tasks/get`, and the request id when the request carries its
@@ -21,6 +23,8 @@ pub struct RmcpPending {
     task_id: Option<CompactString>,
     /// Only for the log: a bare [`ClientRequest`] has no id.
     id: Option<RequestId>,
+    /// The request context's token, kept only when a timeout applies.
+    cancellation: Option<CancellationToken>,
 }
 
 impl RmcpPending {
@@ -41,6 +45,7 @@ impl RmcpPending {
             tool,
             task_id,
             id: id.map(RequestId::from),
+            cancellation: None,
         }
     }
 }
@@ -58,6 +63,12 @@ impl Request for RequestWithContext {
 
     fn pending(&self) -> RmcpPending {
         RmcpPending::read(&self.request, Some(&self.context.id))
+    }
+
+    /// Keeps the context's cancellation token, so that a timed-out call also
+    /// stops the work its handler spawned with `context.ct`.
+    fn prepare_cancellation(&mut self, pending: &mut RmcpPending) {
+        pending.cancellation = Some(self.context.ct.clone());
     }
 }
 
@@ -80,22 +91,33 @@ impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
     /// [`ErrorData`] *is* the JSON-RPC error response. So a request that is not a
     /// `tools/call` is answered with `Err` (code -32603), the one place the layer
     /// returns an error of its own.
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<ServerResult, E> {
         let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
-        match answer(PanickedCall::new(self.tool.as_deref(), id)) {
-            PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
+        match answer(UnansweredCall::new(self.tool.as_deref(), id)) {
+            LayerAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
                 // rmcp's own constructor: `resultType` is set as rmcp sets it on
                 // every result, and rmcp's server drops it for older peers.
                 CallToolResult::error(vec![ContentBlock::text(text)]),
             )),
-            PanicAnswer::InternalError { message } => Err(E::from(ErrorData::new(
+            LayerAnswer::InternalError { message } => Err(E::from(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 message,
                 None,
             ))),
+        }
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.tool.as_deref().into_iter()
+    }
+
+    /// Cancels the request context's token (`context.ct`).
+    fn cancel(&self) {
+        if let Some(cancellation) = &self.cancellation {
+            cancellation.cancel();
         }
     }
 

@@ -17,7 +17,7 @@ use compact_str::CompactString;
 
 use super::MAX_REMEMBERED_TASKS;
 use crate::config::Config;
-use crate::exchange::{PanicAnswer, PanickedCall, ToolResult};
+use crate::exchange::{LayerAnswer, ToolResult, UnansweredCall};
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 
@@ -74,8 +74,8 @@ pub(crate) fn answer<T, R>(
     T: ToolResult,
     R: ErrorRenderer,
 {
-    let call = PanickedCall::new(Some(tool), Some(&task_id));
-    let PanicAnswer::ToolError { text } = panic.answer(call, config) else {
+    let call = UnansweredCall::new(Some(tool), Some(&task_id));
+    let LayerAnswer::ToolError { text } = panic.answer(call, config) else {
         unreachable!("a panicked call with a tool name is answered with a tool error")
     };
     // The task completed with one text item, `PANICKED_TASK_TEXT`: it becomes the answer.

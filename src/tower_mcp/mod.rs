@@ -63,6 +63,18 @@
 //! catch for a task-augmented call, whose handler runs on a task of its own where
 //! no layer can see it.
 //!
+//! # Timeouts
+//!
+//! With [`tool_timeout`](crate::ToolErrorLayer::tool_timeout), a `tools/call`
+//! that runs out of time is answered with an `isError` `CallToolResult` and the
+//! router's future for it is dropped, which stops the handler at its next
+//! `.await`. tower-mcp has no other cancellation the layer can reach: its router
+//! gives each handler a child of the connection's cancellation token, made with
+//! a constructor private to tower-mcp. Only a per-request `CancellationToken`
+//! that a transport put in the request's extensions (tower-mcp's HTTP transport
+//! does, for a stateless request) is cancelled as well. A task-augmented call is
+//! bounded only until its task handle.
+//!
 //! # tower-mcp version
 //!
 //! The crate is built and tested against tower-mcp `~0.25`. A 0.x minor release

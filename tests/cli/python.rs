@@ -127,7 +127,6 @@ async fn python_crash_answers_the_call_in_flight_and_the_wrapper_exits_with_stat
 }
 
 #[tokio::test]
-#[ignore = "needs ToolErrorLayer::tool_timeout (branch timeouts), wired in Options::layer"]
 async fn python_hang_is_answered_at_its_timeout_and_the_server_is_told_to_cancel() {
     let Some(server) = python_server() else {
         return;

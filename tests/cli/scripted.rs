@@ -124,7 +124,6 @@ async fn a_batch_of_requests_is_answered_as_a_batch_through_the_layer() {
 }
 
 #[tokio::test]
-#[ignore = "needs ToolErrorLayer::tool_timeout (branch timeouts), wired in Options::layer"]
 async fn a_hung_call_is_answered_at_its_timeout_cancelled_at_the_child_and_its_late_answer_dropped()
 {
     let late = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"late"}]}}"#;

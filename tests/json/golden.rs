@@ -8,10 +8,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use support::golden::{
-    Case, Inner, assert_no_stray_files, check_output, load_cases, panicking, serialize_output,
+    Case, Inner, assert_no_stray_files, check_output, hanging, load_cases, panicking,
+    serialize_output,
 };
 use tower::{Layer, Service, ServiceExt};
 
@@ -35,16 +35,13 @@ impl Service<Value> for Scripted {
             Inner::Respond(Value::Null) => Box::pin(async { Ok(None) }),
             Inner::Respond(response) => Box::pin(async move { Ok(Some(response)) }),
             Inner::Panic { at, payload } => panicking(at, payload),
+            Inner::Hang => hanging(),
         }
     }
 }
 
-fn layer_for(case: &Case) -> ToolErrorLayer {
-    ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages)
-}
-
 async fn run_option(case: &Case) -> Value {
-    let service = layer_for(case).layer(Scripted {
+    let service = case.layer().layer(Scripted {
         inner: case.inner.clone(),
     });
     let response = service.oneshot(case.request.clone()).await.unwrap();
@@ -56,11 +53,12 @@ async fn run_bare(case: &Case) -> Value {
         inner: case.inner.clone(),
     }
     .map_response(|r| r.unwrap_or(Value::Null));
-    let service = layer_for(case).layer(inner);
+    let service = case.layer().layer(inner);
     service.oneshot(case.request.clone()).await.unwrap()
 }
 
-#[tokio::test]
+/// Under the paused clock, so that a timeout case takes no real time.
+#[tokio::test(start_paused = true)]
 async fn every_golden_case_through_the_json_path() {
     support::quiet_panics::silence_expected_panics();
     let cases = load_cases();

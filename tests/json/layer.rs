@@ -33,16 +33,16 @@ fn first_text(response: &Value) -> &str {
         .expect("a text item")
 }
 
-/// Checked at compile time: the layer is `Copy` (cloning it into every service
-/// costs nothing, whatever the renderer), `Send + Sync` and `'static`, so one
-/// layer serves every connection and thread; `Default` and `Debug` as Tower
-/// layers are.
+/// Checked at compile time: the layer is `Clone` (its settings that are not
+/// plain values sit behind `Arc`s, so a clone allocates nothing),
+/// `Send + Sync` and `'static`, so one layer serves every connection and thread;
+/// `Default` and `Debug` as Tower layers are.
 #[test]
 fn layer_is_cheap_to_clone_and_shareable() {
-    fn copy_send_sync<T: Copy + Send + Sync + 'static>(_: &T) {}
+    fn clone_send_sync<T: Clone + Send + Sync + 'static>(_: &T) {}
     fn default_and_debug<T: Default + std::fmt::Debug>() {}
-    copy_send_sync(&ToolErrorLayer::new());
-    copy_send_sync(
+    clone_send_sync(&ToolErrorLayer::new());
+    clone_send_sync(
         &ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}")),
     );
     default_and_debug::<ToolErrorLayer>();
@@ -175,7 +175,7 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
     let layer =
         ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
     let twice = ServiceBuilder::new()
-        .layer(layer)
+        .layer(layer.clone())
         .layer(layer)
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
@@ -183,8 +183,8 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for
-/// every case of the golden corpus.
-#[tokio::test]
+/// every case of the golden corpus (under the paused clock, for its timeouts).
+#[tokio::test(start_paused = true)]
 async fn stacking_the_layer_never_double_wraps() {
     support::quiet_panics::silence_expected_panics();
     for case in load_cases() {
@@ -202,17 +202,18 @@ async fn stacking_the_layer_never_double_wraps() {
                 match inner {
                     Inner::Respond(response) => Ok::<_, Infallible>(response),
                     Inner::Panic { payload, .. } => payload.raise(),
+                    Inner::Hang => std::future::pending().await,
                 }
             }
         });
-        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+        let layer = case.layer();
         let once = layer
             .layer(script.clone())
             .oneshot(case.request.clone())
             .await
             .unwrap();
         let twice = layer
-            .layer(layer.layer(script))
+            .layer(layer.clone().layer(script))
             .oneshot(case.request.clone())
             .await
             .unwrap();

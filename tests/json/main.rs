@@ -11,3 +11,4 @@ mod leaks;
 mod panics;
 mod properties;
 mod tasks;
+mod timeouts;

@@ -12,7 +12,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::RequestWithContext;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -25,7 +24,7 @@ use tower::{Layer, Service, ServiceExt};
 
 use super::servers::server_peer;
 use super::support::golden::{
-    Case, Inner, PanicAt, Payload, golden_dir, in_this_build_order, load_cases, panicking,
+    Case, Inner, PanicAt, Payload, golden_dir, hanging, in_this_build_order, load_cases, panicking,
     preserves_key_order, serialize_output,
 };
 
@@ -36,6 +35,7 @@ use super::support::golden::{
 const NOT_EXPRESSIBLE: &[(&str, Listed)] = &[
     ("batch-matched-by-id", Listed::Batch),
     ("panic-batch", Listed::Batch),
+    ("timeout-batch", Listed::Batch),
     ("id-mismatch-untouched", Listed::AnswerForAnotherId),
     ("notification-no-response", Listed::Notification),
     ("panic-notification-no-response", Listed::Notification),
@@ -142,6 +142,7 @@ enum TypedInner {
         at: PanicAt,
         payload: Payload,
     },
+    Hang,
 }
 
 /// The case as rmcp values, or why rmcp cannot express it: its request is not
@@ -168,6 +169,7 @@ fn typed(case: &Case) -> Result<TypedCase, WhyNot> {
             at: *at,
             payload: payload.clone(),
         },
+        Inner::Hang => TypedInner::Hang,
     };
     Ok(TypedCase { id, request, inner })
 }
@@ -229,6 +231,7 @@ impl Scripted {
         match self.inner.clone() {
             TypedInner::Answer(answer) => Box::pin(async move { *answer }),
             TypedInner::Panic { at, payload } => panicking(at, payload),
+            TypedInner::Hang => hanging(),
         }
     }
 }
@@ -254,7 +257,7 @@ async fn run(
     typed: &TypedCase,
     peer: &Peer<RoleServer>,
 ) -> Result<ServerResult, ErrorData> {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+    let layer = case.layer();
     let scripted = Scripted {
         inner: typed.inner.clone(),
     };
@@ -276,7 +279,8 @@ async fn run(
     bare
 }
 
-#[tokio::test]
+/// Under the paused clock, so that a timeout case takes no real time.
+#[tokio::test(start_paused = true)]
 async fn every_golden_case_rmcp_can_express_through_the_rmcp_path() {
     super::support::quiet_panics::silence_expected_panics();
     let (peer, _client_io) = server_peer();

@@ -32,18 +32,24 @@ struct Session {
 
 impl Session {
     async fn start() -> Self {
-        Self::start_as(ClientConfig::default()).await
+        Self::start_as(ClientConfig::default(), &[]).await
     }
 
     /// A session whose client declares the tasks extension.
     async fn start_with_tasks() -> Self {
         let capabilities = ClientCapabilities::builder().enable_tasks().build();
         let client = ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"));
-        Self::start_as(client).await
+        Self::start_as(client, &[]).await
     }
 
-    async fn start_as(client: ClientConfig) -> Self {
+    /// The example with these environment variables set.
+    async fn start_with_env(env: &[(&str, &str)]) -> Self {
+        Self::start_as(ClientConfig::default(), env).await
+    }
+
+    async fn start_as(client: ClientConfig, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(example_binary("rmcp_stdio"))
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // The deliberate panics are reported there by the default hook.
@@ -248,4 +254,30 @@ async fn the_task_tools_run_as_ordinary_calls_for_a_client_without_tasks() {
         session
     })
     .await;
+}
+
+/// Time cannot be paused across processes: the timeout here is real, and only
+/// the answer is checked, within a bound far above it and far below the sleep.
+#[tokio::test]
+async fn with_mcp_tool_timeout_ms_a_sleeping_tool_is_answered_with_the_element() {
+    let run = async {
+        let session = Session::start_with_env(&[("MCP_TOOL_TIMEOUT_MS", "200")]).await;
+        let slow = session.call("sleep", json!({"ms": 60_000}));
+        let result = tokio::time::timeout(Duration::from_secs(30), slow)
+            .await
+            .expect("answered long before the tool would have finished");
+        assert!(is_error(&result), "{result:?}");
+        assert_eq!(
+            only_text(&result),
+            render_error(
+                "sleep",
+                "The tool did not finish within 0.2 s and was cancelled."
+            )
+        );
+        let fast = session.call("sleep", json!({"ms": 1})).await;
+        assert!(!is_error(&fast));
+        assert_eq!(only_text(&fast), "slept 1 ms");
+        session.finish().await;
+    };
+    within_hang_guard("the sleeping-tool session", run).await;
 }

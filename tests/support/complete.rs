@@ -1,4 +1,5 @@
-//! Driving a future that never waits, on this thread.
+//! Driving a future on this thread, with no runtime behind it (no timer, no
+//! reactor).
 //!
 //! Shared with the benches (`benches/support/mod.rs` includes this file), so it
 //! depends on the standard library only.
@@ -17,5 +18,18 @@ pub fn complete<F: Future>(future: F) -> F::Output {
     match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(output) => output,
         Poll::Pending => panic!("a future over an inner service that never waits was pending"),
+    }
+}
+
+/// Polls `future` to completion on this thread with a no-op waker, however many
+/// times it is pending: for futures that wait without needing a runtime to wake
+/// them (they yield, then are ready).
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
     }
 }

@@ -3,6 +3,11 @@
 //! client receives through the layer (pretty-printed JSON and a newline, or `null`
 //! when no response is sent).
 //!
+//! `"inner": {"hang": true}` is an inner service that never answers, and
+//! `"layer": {"tool_timeout_ms": N}` gives the layer `tool_timeout`; such cases
+//! run under tokio's paused clock, which moves on by itself while every task
+//! waits.
+//!
 //! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
 //!
 //! The files hold keys in the order the server wrote them, which serde_json keeps
@@ -16,7 +21,9 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::time::Duration;
 
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 /// One golden case, as read from its `.in.json` file.
@@ -30,6 +37,8 @@ pub struct Case {
     pub inner: Inner,
     /// `ToolErrorLayer::expose_panic_messages`.
     pub expose_panic_messages: bool,
+    /// `ToolErrorLayer::tool_timeout`.
+    pub tool_timeout: Option<Duration>,
     /// Whether the rule says the response passes through unchanged.
     pub untouched: bool,
 }
@@ -41,6 +50,8 @@ pub enum Inner {
     Respond(Value),
     /// Panics with a string payload, in `call` or while its future is polled.
     Panic { at: PanicAt, payload: Payload },
+    /// Never answers.
+    Hang,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +100,8 @@ fn read_case(name: &str) -> Case {
     let inner = &spec["inner"];
     let inner = if let Some(response) = inner.get("respond") {
         Inner::Respond(response.clone())
+    } else if inner["hang"] == Value::Bool(true) {
+        Inner::Hang
     } else {
         let at = match inner["panic_in"].as_str() {
             Some("call") => PanicAt::Call,
@@ -113,7 +126,21 @@ fn read_case(name: &str) -> Case {
         expose_panic_messages: spec["layer"]["expose_panic_messages"]
             .as_bool()
             .unwrap_or(false),
+        tool_timeout: spec["layer"]["tool_timeout_ms"]
+            .as_u64()
+            .map(Duration::from_millis),
         untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+impl Case {
+    /// The layer as the case configures it.
+    pub fn layer(&self) -> ToolErrorLayer {
+        let layer = ToolErrorLayer::new().expose_panic_messages(self.expose_panic_messages);
+        match self.tool_timeout {
+            Some(timeout) => layer.tool_timeout(timeout),
+            None => layer,
+        }
     }
 }
 
@@ -211,6 +238,11 @@ pub fn assert_no_stray_files(cases: &[Case]) {
         stray.is_empty(),
         "golden files that no case uses: {stray:?}"
     );
+}
+
+/// The future of an inner service that never answers.
+pub fn hanging<T: 'static>() -> Pin<Box<dyn Future<Output = T> + Send>> {
+    Box::pin(std::future::pending())
 }
 
 /// The future of an inner service that panics as a case says: right away, in

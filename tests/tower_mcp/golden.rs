@@ -11,7 +11,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 use tower_mcp::{
@@ -19,7 +18,9 @@ use tower_mcp::{
     RouterRequest, RouterResponse,
 };
 
-use crate::support::golden::{Case, Inner, golden_dir, load_cases, panicking, serialize_output};
+use crate::support::golden::{
+    Case, Inner, golden_dir, hanging, load_cases, panicking, serialize_output,
+};
 use crate::support::quiet_panics::silence_expected_panics;
 
 /// Cases whose request no `RouterRequest` can carry, each with the reason
@@ -28,6 +29,7 @@ use crate::support::quiet_panics::silence_expected_panics;
 const NOT_EXPRESSIBLE: &[(&str, NotCarried)] = &[
     ("batch-matched-by-id", NotCarried::Batch),
     ("panic-batch", NotCarried::Batch),
+    ("timeout-batch", NotCarried::Batch),
     ("notification-no-response", NotCarried::Notification),
     ("panic-notification-no-response", NotCarried::Notification),
 ];
@@ -84,6 +86,7 @@ impl Service<RouterRequest> for ScriptedRouter {
                 Box::pin(async move { Ok(response) })
             }
             Inner::Panic { at, payload } => panicking(at, payload),
+            Inner::Hang => hanging(),
         }
     }
 }
@@ -133,8 +136,7 @@ fn wire_bytes(response: RouterResponse) -> String {
 }
 
 async fn run(case: &Case, request: RouterRequest) -> String {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
-    let service = layer.layer(ScriptedRouter {
+    let service = case.layer().layer(ScriptedRouter {
         inner: case.inner.clone(),
     });
     wire_bytes(service.oneshot(request).await.unwrap())
@@ -195,7 +197,8 @@ async fn check_case(case: &Case, request: RouterRequest) -> Result<(), String> {
     Ok(())
 }
 
-#[tokio::test]
+/// Under the paused clock, so that a timeout case takes no real time.
+#[tokio::test(start_paused = true)]
 async fn every_golden_case_through_the_tower_mcp_path() {
     silence_expected_panics();
     let cases = load_cases();
