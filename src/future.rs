@@ -3,7 +3,6 @@
 //! into an answer.
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -11,7 +10,7 @@ use pin_project_lite::pin_project;
 
 use crate::config::Config;
 use crate::exchange::Pending;
-use crate::panic::CaughtPanic;
+use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 
 pin_project! {
@@ -67,25 +66,22 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let panic = match this.state.as_mut().project() {
-            StateProj::Running { future } => {
-                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                    Ok(Poll::Pending) => return Poll::Pending,
-                    Ok(Poll::Ready(mut result)) => {
-                        drop_inner_future(this.state);
-                        if let Ok(response) = &mut result {
-                            this.pending.for_each_tool_result(response, |tool, result| {
-                                this.config.rewrap(result, tool)
-                            });
-                        }
-                        return Poll::Ready(result);
+            StateProj::Running { future } => match panic::catch(|| future.poll(cx)) {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(mut result)) => {
+                    drop_inner_future(this.state, this.config);
+                    if let Ok(response) = &mut result {
+                        this.pending.for_each_tool_result(response, |tool, result| {
+                            this.config.rewrap(result, tool)
+                        });
                     }
-                    Err(payload) => {
-                        let panic = CaughtPanic::new(payload);
-                        drop_inner_future(this.state);
-                        panic
-                    }
+                    return Poll::Ready(result);
                 }
-            }
+                Err(panic) => {
+                    drop_inner_future(this.state, this.config);
+                    panic
+                }
+            },
             StateProj::Panicked { .. } => match this.state.project_replace(State::Done) {
                 StateReplace::Panicked { panic } => panic,
                 _ => unreachable!("the state was just seen to be Panicked"),
@@ -98,10 +94,10 @@ where
 
 /// Drops the inner future as soon as it is finished (or has panicked), so that
 /// a panic in its `Drop` cannot cost the answer: that panic is logged and dropped.
-fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
+fn drop_inner_future<F, R>(state: Pin<&mut State<F>>, config: &Config<R>) {
     let mut state = state;
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
-        CaughtPanic::new(payload).log_in_drop();
+    if let Err(panic) = panic::catch(|| state.set(State::Done)) {
+        panic.log_in_drop(config);
     }
 }
 
@@ -120,7 +116,7 @@ where
         panic.answer(call, config)
     });
     if !answered {
-        panic.log_unanswered();
+        panic.log_unanswered(config);
     }
     response
 }

@@ -1,5 +1,8 @@
 //! [`ToolErrorLayer`]: the layer users add, and its builder methods.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use tower_layer::Layer;
 
 use crate::config::Config;
@@ -9,7 +12,9 @@ use crate::service::ToolErrors;
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
 ///
-/// Cheap to clone: it holds the renderer and one flag.
+/// Cheap to clone: it holds the renderer, a few flags and, when
+/// [`redact_with`](Self::redact_with) is used, one shared closure. It is not
+/// `Copy` (that closure is reference-counted).
 ///
 /// ```
 /// use mcp_tool_errors::ToolErrorLayer;
@@ -17,7 +22,7 @@ use crate::service::ToolErrors;
 /// let layer = ToolErrorLayer::new().expose_panic_messages(true);
 /// # let _ = layer;
 /// ```
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct ToolErrorLayer<R = Llmxml> {
     config: Config<R>,
 }
@@ -39,12 +44,75 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Whether credentials are replaced by `[REDACTED]` in every text the layer
+    /// renders: tool errors, exposed panic messages, the text it inserts, and the
+    /// panic payload in its `tracing` event.
+    ///
+    /// Off by default, so that the output is the tool's text exactly. The
+    /// built-in patterns (Authorization headers, URL passwords, secret query and
+    /// form parameters, AWS, GitHub, Slack, OpenAI / Anthropic / Stripe and Google
+    /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
+    /// section. They run only on error texts, never on a successful result.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_secrets(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_secrets(mut self, redact: bool) -> Self {
+        self.config.sanitizer.redact_secrets = redact;
+        self
+    }
+
+    /// Runs `scrubber` over every text the layer renders, after the built-in
+    /// redaction when that is on too; return the text borrowed when it is clean.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_with(|text: &str| {
+    ///     if text.contains("internal.corp") {
+    ///         Cow::Owned(text.replace("internal.corp", "[host]"))
+    ///     } else {
+    ///         Cow::Borrowed(text)
+    ///     }
+    /// });
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_with<F>(mut self, scrubber: F) -> Self
+    where
+        F: Fn(&str) -> Cow<'_, str> + Send + Sync + 'static,
+    {
+        self.config.sanitizer.scrubber = Some(Arc::new(scrubber));
+        self
+    }
+
+    /// Cuts every error text to at most `max_bytes` bytes before it is rendered,
+    /// followed by ` … [truncated N bytes]` (`N`: the bytes removed).
+    ///
+    /// The limit counts the kept message, before guarding and without the
+    /// suffix; the cut falls on a character boundary and never splits a guard.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().max_error_bytes(16 * 1024);
+    /// # let _ = layer;
+    /// ```
+    pub fn max_error_bytes(mut self, max_bytes: usize) -> Self {
+        self.config.sanitizer.max_error_bytes = Some(max_bytes);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
         ToolErrorLayer {
             config: Config {
                 renderer,
                 expose_panic_messages: self.config.expose_panic_messages,
+                sanitizer: self.config.sanitizer,
             },
         }
     }

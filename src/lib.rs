@@ -74,6 +74,7 @@ mod render;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
+mod sanitize;
 mod service;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
@@ -82,6 +83,7 @@ pub mod tower_mcp;
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
+pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 
 #[cfg(doctest)]

@@ -1,6 +1,5 @@
 //! [`ToolErrors`]: the service that wraps the inner MCP service.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll};
 
 use tower_service::Service;
@@ -8,7 +7,7 @@ use tower_service::Service;
 use crate::config::Config;
 use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
-use crate::panic::CaughtPanic;
+use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 
 /// Rewraps the text of `isError` tool results and answers panics of the inner
@@ -83,9 +82,9 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let pending = request.pending();
         let config = self.config.clone();
-        match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
+        match panic::catch(|| self.inner.call(request)) {
             Ok(future) => ResponseFuture::running(future, pending, config),
-            Err(payload) => ResponseFuture::panicked(CaughtPanic::new(payload), pending, config),
+            Err(panic) => ResponseFuture::panicked(panic, pending, config),
         }
     }
 }

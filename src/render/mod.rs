@@ -22,4 +22,5 @@ mod guard;
 mod renderer;
 
 pub use element::{is_rendered, render_error};
+pub(crate) use element::{rerender_body, split_rendered};
 pub use renderer::{ErrorRenderer, Llmxml};
