@@ -8,7 +8,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use support::golden::{
     Case, Inner, assert_no_stray_files, check_output, load_cases, panicking, serialize_output,
@@ -39,12 +38,8 @@ impl Service<Value> for Scripted {
     }
 }
 
-fn layer_for(case: &Case) -> ToolErrorLayer {
-    ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages)
-}
-
 async fn run_option(case: &Case) -> Value {
-    let service = layer_for(case).layer(Scripted {
+    let service = case.layer().layer(Scripted {
         inner: case.inner.clone(),
     });
     let response = service.oneshot(case.request.clone()).await.unwrap();
@@ -56,7 +51,7 @@ async fn run_bare(case: &Case) -> Value {
         inner: case.inner.clone(),
     }
     .map_response(|r| r.unwrap_or(Value::Null));
-    let service = layer_for(case).layer(inner);
+    let service = case.layer().layer(inner);
     service.oneshot(case.request.clone()).await.unwrap()
 }
 

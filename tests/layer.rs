@@ -138,7 +138,7 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
     let layer =
         ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
     let twice = ServiceBuilder::new()
-        .layer(layer)
+        .layer(layer.clone())
         .layer(layer)
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
@@ -168,7 +168,7 @@ async fn stacking_the_layer_never_double_wraps() {
                 }
             }
         });
-        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+        let layer = case.layer();
         let once = layer
             .layer(script.clone())
             .oneshot(case.request.clone())

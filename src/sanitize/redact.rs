@@ -120,7 +120,9 @@ pub(crate) fn redact_secrets(text: &str) -> (Cow<'_, str>, usize) {
             .flatten()
             .next()
             .map_or(whole.range(), |group| unquoted(text, group.range()));
-        if secret.is_empty() {
+        if secret.is_empty() || text[secret.clone()] == *REDACTED {
+            // Nothing to hide, or hidden already (a stacked layer, a re-rendered
+            // element): the text stays borrowed.
             continue;
         }
         if count == 0 {

@@ -12,7 +12,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::RequestWithContext;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -176,7 +175,7 @@ async fn run(
     typed: &TypedCase,
     peer: &Peer<RoleServer>,
 ) -> Result<ServerResult, ErrorData> {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+    let layer = case.layer();
     let scripted = Scripted {
         inner: typed.inner.clone(),
     };

@@ -17,6 +17,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 /// One golden case, as read from its `.in.json` file.
@@ -30,6 +31,10 @@ pub struct Case {
     pub inner: Inner,
     /// `ToolErrorLayer::expose_panic_messages`.
     pub expose_panic_messages: bool,
+    /// `ToolErrorLayer::redact_secrets`.
+    pub redact_secrets: bool,
+    /// `ToolErrorLayer::max_error_bytes`, when the case sets it.
+    pub max_error_bytes: Option<usize>,
     /// Whether the rule says the response passes through unchanged.
     pub untouched: bool,
 }
@@ -113,7 +118,25 @@ fn read_case(name: &str) -> Case {
         expose_panic_messages: spec["layer"]["expose_panic_messages"]
             .as_bool()
             .unwrap_or(false),
+        redact_secrets: spec["layer"]["redact_secrets"].as_bool().unwrap_or(false),
+        max_error_bytes: spec["layer"]["max_error_bytes"]
+            .as_u64()
+            .map(|max| usize::try_from(max).expect("max_error_bytes fits usize")),
         untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+impl Case {
+    /// The layer as the case's `layer` object sets it up; every harness builds it
+    /// here.
+    pub fn layer(&self) -> ToolErrorLayer {
+        let layer = ToolErrorLayer::new()
+            .expose_panic_messages(self.expose_panic_messages)
+            .redact_secrets(self.redact_secrets);
+        match self.max_error_bytes {
+            Some(max) => layer.max_error_bytes(max),
+            None => layer,
+        }
     }
 }
 

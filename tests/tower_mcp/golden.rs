@@ -11,7 +11,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 use tower_mcp::{
@@ -115,7 +114,7 @@ fn wire_bytes(response: RouterResponse) -> String {
 }
 
 async fn run(case: &Case, request: RouterRequest) -> String {
-    let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+    let layer = case.layer();
     let service = layer.layer(ScriptedRouter {
         inner: case.inner.clone(),
     });
