@@ -37,6 +37,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A panic that the inner service catches itself while the layer polls it is also
 /// kept off stderr; a line says that one was withheld.
 ///
+/// Why the layer does not do this by itself: Rust prints a panic through the
+/// process's one panic hook before unwinding reaches any `catch_unwind`, and that
+/// hook belongs to the application (crash reporting, structured logs, a test
+/// harness); a library that replaced it unasked would silently take those away.
+///
 /// ```
 /// mcp_tool_errors::install_panic_hook();
 /// ```
