@@ -7,7 +7,11 @@
 //! - `rewrap`: `render_error` over messages from 64 B to 16 MiB, next to a
 //!   `String::clone` of the same message;
 //! - `caught_panic`: a panicking handler answered by the layer, next to a bare
-//!   `catch_unwind` of the same panic.
+//!   `catch_unwind` of the same panic;
+//! - `sanitize`: an error of 1 MiB rewrapped with `redact_secrets(true)` and one
+//!   of 16 MiB with `max_error_bytes(4096)`, each next to the same rewrap with
+//!   no option; `tools_call/layered_sanitizing` is the success path with every
+//!   option on.
 //!
 //! Futures are polled on this thread with a no-op waker, so no runtime is timed.
 //! A tokio runtime is entered (never driven) for the whole run, since a timeout
@@ -46,6 +50,7 @@ fn main() {
     round_trips(&mut criterion);
     rewrap(&mut criterion);
     caught_panic(&mut criterion);
+    sanitize(&mut criterion);
     criterion.final_summary();
     summarize(&estimates);
 }
@@ -69,6 +74,11 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                 })),
                 _ => None,
             };
+        }
+        "sanitize" => {
+            let (kind, size) = bench.split_once('/')?;
+            let mut service = sanitize_service(kind, size.parse().ok()?)?;
+            return Some(Box::new(move || drop(black_box(rewrap_once(&mut service)))));
         }
         "caught_panic" => {
             std::panic::set_hook(Box::new(|_| {}));
@@ -105,8 +115,22 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
         "catch_panic" => Some(Box::new(move || {
             drop(black_box(round_trip(&mut reference, black_box(request))))
         })),
+        "layered_sanitizing" => {
+            let mut sanitizing = sanitizing_layer().layer(Server);
+            Some(Box::new(move || {
+                drop(black_box(round_trip(&mut sanitizing, black_box(request))))
+            }))
+        }
         _ => None,
     }
+}
+
+/// Every sanitizing option on: redaction, a scrubber with nothing to do, a cap.
+fn sanitizing_layer() -> ToolErrorLayer {
+    ToolErrorLayer::new()
+        .redact_secrets(true)
+        .redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
+        .max_error_bytes(64 * 1024)
 }
 
 /// A `tools/list`: the layer only reads the method.
@@ -141,6 +165,16 @@ fn round_trips(c: &mut Criterion) {
         group.bench_function("catch_panic", |b| {
             b.iter(|| round_trip(&mut reference, black_box(request)))
         });
+        if group_name == "tools_call" {
+            let mut sanitizing = sanitizing_layer().layer(Server);
+            assert_eq!(
+                round_trip(&mut bare, request),
+                round_trip(&mut sanitizing, request)
+            );
+            group.bench_function("layered_sanitizing", |b| {
+                b.iter(|| round_trip(&mut sanitizing, black_box(request)))
+            });
+        }
         group.finish();
     }
 }
@@ -311,6 +345,87 @@ fn error_message(size: usize) -> String {
     message
 }
 
+const REDACT_SIZE: usize = 1 << 20;
+const CAP_SIZE: usize = 16 << 20;
+
+fn sanitize(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sanitize");
+    for (kind, size) in [
+        ("plain", REDACT_SIZE),
+        ("redact_secrets", REDACT_SIZE),
+        ("plain", CAP_SIZE),
+        ("max_error_bytes", CAP_SIZE),
+    ] {
+        let mut service = sanitize_service(kind, size).expect("a known kind");
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_function(BenchmarkId::new(kind, size), |b| {
+            b.iter(|| rewrap_once(&mut service))
+        });
+    }
+    group.finish();
+}
+
+/// The layer over a tool failing with `size` bytes of upstream error text, with
+/// the option `kind` on (`plain`: none).
+fn sanitize_service(kind: &str, size: usize) -> Option<ToolErrors<FailingUpstream>> {
+    let layer = match kind {
+        "plain" => ToolErrorLayer::new(),
+        "redact_secrets" => ToolErrorLayer::new().redact_secrets(true),
+        "max_error_bytes" => ToolErrorLayer::new().max_error_bytes(4096),
+        _ => return None,
+    };
+    Some(layer.layer(FailingUpstream {
+        text: upstream_error_text(size),
+    }))
+}
+
+/// One failed `tools/call` through `service`: the inner service copies its text
+/// into the response, the layer rewraps it.
+fn rewrap_once(service: &mut ToolErrors<FailingUpstream>) -> Value {
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                         "params": {"name": REWRAP_TOOL, "arguments": {}}});
+    let Ok(response) = complete(service.call(request));
+    response
+}
+
+/// `size` bytes of what an upstream error passed through looks like: URLs with
+/// query strings, paths, SQL, JSON, ids and hashes, with no credential in it
+/// (the common case the scan must be fast for).
+fn upstream_error_text(size: usize) -> String {
+    const LINES: &str = "GET https://api.example.com/v2/search?q=rust+tower&page=2&per_page=50 returned 429 Too Many Requests\n\
+        open /var/lib/app/data/config.yaml: no such file or directory\n\
+        pq: syntax error at or near \"WHERE\" in: SELECT id, token_count FROM sessions WHERE user_id = $1\n\
+        invalid JSON at line 1 column 17: {\"name\": \"alpha\", \"key\": \"user.name\", \"tokens\": 42}\n\
+        request 0f8fad5b-d9cb-469f-a165-70867728950e failed: commit 9fceb02d0ae598e95dc970b74767f19372d61af8 not found\n\
+        validating \"arguments\": /limit: must be <= 100, got 250 (at /arguments/limit)\n";
+    let mut text = LINES.repeat(size / LINES.len() + 1);
+    text.truncate(size);
+    text
+}
+
+/// A tool that always fails with the same text.
+#[derive(Clone)]
+struct FailingUpstream {
+    text: String,
+}
+
+impl Service<Value> for FailingUpstream {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        ready(Ok(json!({
+            "jsonrpc": "2.0", "id": request["id"],
+            "result": {"content": [{"type": "text", "text": self.text}], "isError": true},
+        })))
+    }
+}
+
 fn caught_panic(c: &mut Criterion) {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -436,6 +551,46 @@ fn summarize(estimates: &Estimates) {
             "",
         );
     }
+    summary.row(
+        "tools_call: layered_sanitizing / bare (every sanitizing option on), criterion medians",
+        estimates.ratio("tools_call", "layered_sanitizing", "bare"),
+        support::ratio,
+        "≤ 1.05",
+    );
+    summary.row(
+        "tools_call: layered_sanitizing / bare (every sanitizing option on), paired",
+        paired(estimates, "tools_call", "bare", "layered_sanitizing"),
+        support::ratio,
+        "≤ 1.05",
+    );
+    let plain_1m = estimates.median_ns("sanitize", &format!("plain/{REDACT_SIZE}"));
+    let redact_1m = estimates.median_ns("sanitize", &format!("redact_secrets/{REDACT_SIZE}"));
+    summary.row(
+        "sanitize 1 MiB error: rewrap with redact_secrets, whole call",
+        redact_1m.map(|ns| support::throughput_gib_s(REDACT_SIZE, ns)),
+        support::gib_per_s,
+        "",
+    );
+    summary.row(
+        "sanitize 1 MiB error: the redaction scan alone (minus the plain rewrap)",
+        redact_1m
+            .zip(plain_1m)
+            .map(|(redact, plain)| support::throughput_gib_s(REDACT_SIZE, redact - plain)),
+        support::gib_per_s,
+        "≥ 0.195 GiB/s (200 MiB/s)",
+    );
+    summary.row(
+        "sanitize 16 MiB error: rewrap plain",
+        estimates.median_ns("sanitize", &format!("plain/{CAP_SIZE}")),
+        support::micros,
+        "",
+    );
+    summary.row(
+        "sanitize 16 MiB error: rewrap with max_error_bytes(4096)",
+        estimates.median_ns("sanitize", &format!("max_error_bytes/{CAP_SIZE}")),
+        support::micros,
+        "",
+    );
     summary.row(
         "caught panic: bare catch_unwind",
         estimates.median_ns("caught_panic", "catch_unwind"),

@@ -3,7 +3,6 @@
 //! timeout turned into an answer.
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -11,7 +10,7 @@ use pin_project_lite::pin_project;
 
 use crate::config::Config;
 use crate::exchange::Pending;
-use crate::panic::CaughtPanic;
+use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
 use crate::timeout::Timer;
@@ -90,39 +89,36 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let unanswered = match this.state.as_mut().project() {
-            StateProj::Running { future } => {
-                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                    // The inner future first: an answer that is ready wins over
-                    // a timer that fired in the same instant.
-                    Ok(Poll::Pending) => {
-                        let Some(timer) = this.timer.as_pin_mut() else {
-                            return Poll::Pending;
-                        };
-                        let Poll::Ready(timed_out) = timer.poll_expired(cx) else {
-                            return Poll::Pending;
-                        };
-                        drop_inner_future(this.state);
-                        this.pending.cancel();
-                        Unanswered::TimedOut(timed_out)
-                    }
-                    Ok(Poll::Ready(mut result)) => {
-                        drop_inner_future(this.state);
-                        if let Ok(response) = &mut result {
-                            this.pending.for_each_tool_result(response, |tool, result| {
-                                this.config.rewrap(result, tool)
-                            });
-                            let exchange = this.pending.task_exchange(response);
-                            this.tasks.observe(exchange, this.config);
-                        }
-                        return Poll::Ready(result);
-                    }
-                    Err(payload) => {
-                        let panic = CaughtPanic::new(payload);
-                        drop_inner_future(this.state);
-                        Unanswered::Panicked(panic)
-                    }
+            StateProj::Running { future } => match panic::catch(|| future.poll(cx)) {
+                // The inner future first: an answer that is ready wins over a
+                // timer that fired in the same instant.
+                Ok(Poll::Pending) => {
+                    let Some(timer) = this.timer.as_pin_mut() else {
+                        return Poll::Pending;
+                    };
+                    let Poll::Ready(timed_out) = timer.poll_expired(cx) else {
+                        return Poll::Pending;
+                    };
+                    drop_inner_future(this.state, this.config);
+                    this.pending.cancel();
+                    Unanswered::TimedOut(timed_out)
                 }
-            }
+                Ok(Poll::Ready(mut result)) => {
+                    drop_inner_future(this.state, this.config);
+                    if let Ok(response) = &mut result {
+                        this.pending.for_each_tool_result(response, |tool, result| {
+                            this.config.rewrap(result, tool)
+                        });
+                        let exchange = this.pending.task_exchange(response);
+                        this.tasks.observe(exchange, this.config);
+                    }
+                    return Poll::Ready(result);
+                }
+                Err(panic) => {
+                    drop_inner_future(this.state, this.config);
+                    Unanswered::Panicked(panic)
+                }
+            },
             StateProj::Panicked { .. } => match this.state.project_replace(State::Done) {
                 StateReplace::Panicked { panic } => Unanswered::Panicked(panic),
                 _ => unreachable!("the state was just seen to be Panicked"),
@@ -136,10 +132,10 @@ where
 /// Drops the inner future as soon as it is finished (or has panicked, or timed
 /// out), so that a panic in its `Drop` cannot cost the answer: that panic is
 /// logged and dropped.
-fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
+fn drop_inner_future<F, R>(state: Pin<&mut State<F>>, config: &Config<R>) {
     let mut state = state;
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
-        CaughtPanic::new(payload).log_in_drop();
+    if let Err(panic) = panic::catch(|| state.set(State::Done)) {
+        panic.log_in_drop(config);
     }
 }
 

@@ -1,5 +1,7 @@
 //! [`ToolErrorLayer`]: the layer users add, and its builder methods.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tower_layer::Layer;
@@ -12,8 +14,9 @@ use crate::tasks::TaskMemory;
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
 ///
-/// Cheap to clone: it holds the renderer, one flag and the timeouts (the
-/// per-tool ones shared behind an `Arc`).
+/// Cheap to clone: it holds the renderer, a few flags and values, and shares
+/// what is not a plain value (the per-tool timeouts, a
+/// [`redact_with`](Self::redact_with) closure) behind `Arc`s. It is not `Copy`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -68,6 +71,68 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Whether credentials are replaced by `[REDACTED]` in every text the layer
+    /// renders: tool errors, exposed panic messages, the text it inserts, and the
+    /// panic payload in its `tracing` event.
+    ///
+    /// Off by default, so that the output is the tool's text exactly. The
+    /// built-in patterns (Authorization headers, URL passwords, secret query and
+    /// form parameters, AWS, GitHub, Slack, OpenAI / Anthropic / Stripe and Google
+    /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
+    /// section. They run only on error texts, never on a successful result.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_secrets(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_secrets(mut self, redact: bool) -> Self {
+        self.config.sanitizer.redact_secrets = redact;
+        self
+    }
+
+    /// Runs `scrubber` over every text the layer renders, after the built-in
+    /// redaction when that is on too; return the text borrowed when it is clean.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_with(|text: &str| {
+    ///     if text.contains("internal.corp") {
+    ///         Cow::Owned(text.replace("internal.corp", "[host]"))
+    ///     } else {
+    ///         Cow::Borrowed(text)
+    ///     }
+    /// });
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_with<F>(mut self, scrubber: F) -> Self
+    where
+        F: Fn(&str) -> Cow<'_, str> + Send + Sync + 'static,
+    {
+        self.config.sanitizer.scrubber = Some(Arc::new(scrubber));
+        self
+    }
+
+    /// Cuts every error text to at most `max_bytes` bytes before it is rendered,
+    /// followed by ` … [truncated N bytes]` (`N`: the bytes removed).
+    ///
+    /// The limit counts the kept message, before guarding and without the
+    /// suffix; the cut falls on a character boundary and never splits a guard.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().max_error_bytes(16 * 1024);
+    /// # let _ = layer;
+    /// ```
+    pub fn max_error_bytes(mut self, max_bytes: usize) -> Self {
+        self.config.sanitizer.max_error_bytes = Some(max_bytes);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
         ToolErrorLayer {
@@ -75,6 +140,7 @@ impl<R> ToolErrorLayer<R> {
                 renderer,
                 expose_panic_messages: self.config.expose_panic_messages,
                 timeouts: self.config.timeouts,
+                sanitizer: self.config.sanitizer,
             },
         }
     }

@@ -130,6 +130,7 @@ mod render;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
+mod sanitize;
 mod service;
 mod tasks;
 mod timeout;
@@ -141,6 +142,7 @@ mod unanswered;
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
+pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 pub use tasks::MAX_REMEMBERED_TASKS;
 

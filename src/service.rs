@@ -1,6 +1,5 @@
 //! [`ToolErrors`]: the service that wraps the inner MCP service.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll};
 
 use tower_service::Service;
@@ -8,7 +7,7 @@ use tower_service::Service;
 use crate::config::Config;
 use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
-use crate::panic::CaughtPanic;
+use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
 use crate::timeout::Timer;
@@ -121,11 +120,9 @@ where
             });
         let config = self.config.clone();
         let tasks = self.tasks.clone();
-        match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
+        match panic::catch(|| self.inner.call(request)) {
             Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks),
-            Err(payload) => {
-                ResponseFuture::panicked(CaughtPanic::new(payload), pending, config, tasks)
-            }
+            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks),
         }
     }
 }

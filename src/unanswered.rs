@@ -38,7 +38,7 @@ impl Unanswered {
         });
         if !answered {
             match self {
-                Self::Panicked(panic) => panic.log_unanswered(),
+                Self::Panicked(panic) => panic.log_unanswered(config),
                 Self::TimedOut(timed_out) => timed_out.log_unanswered(),
             }
         }

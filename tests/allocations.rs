@@ -115,8 +115,32 @@ impl Service<Value> for Answering {
 /// The response of the layered service, and how many more allocations it made
 /// than the bare inner service for the same request.
 fn extra_allocations(request: Value, response: Value) -> (Value, usize) {
-    let mut bare = Answering { response };
-    let mut layered = ToolErrors::new(bare.clone());
+    let bare = Answering { response };
+    extra_allocations_behind(ToolErrors::new(bare.clone()), bare, request)
+}
+
+/// Every sanitizing option on: redaction, a scrubber with nothing to scrub, a cap.
+fn sanitizing_layer() -> ToolErrorLayer {
+    ToolErrorLayer::new()
+        .redact_secrets(true)
+        .redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
+        .max_error_bytes(4096)
+}
+
+/// [`extra_allocations`] with [`sanitizing_layer`].
+fn extra_allocations_sanitizing(request: Value, response: Value) -> (Value, usize) {
+    let bare = Answering { response };
+    extra_allocations_behind(sanitizing_layer().layer(bare.clone()), bare, request)
+}
+
+fn extra_allocations_behind<L>(
+    mut layered: L,
+    mut bare: Answering,
+    request: Value,
+) -> (Value, usize)
+where
+    L: Service<Value, Response = Value, Error = Infallible>,
+{
     // First uses register `tracing` callsites and thread-locals; they are not
     // what a call costs.
     respond(&mut bare, request.clone());
@@ -289,4 +313,26 @@ fn a_timeout_adds_no_allocation_to_a_successful_call() {
         with_count, without_count,
         "with a timeout {with_count} allocations, without {without_count}"
     );
+}
+
+#[test]
+fn every_sanitizing_option_on_still_allocates_nothing_extra_on_success() {
+    let response = tool_result(json!(1), &["3 open merge requests, token=abc"], false);
+    let (answered, extra) =
+        extra_allocations_sanitizing(tool_call(json!(1), INLINE_TOOL), response.clone());
+    assert_eq!(answered, response, "a successful result is never scanned");
+    assert_eq!(extra, 0);
+}
+
+#[test]
+fn every_sanitizing_option_on_rewraps_a_clean_error_with_one_allocation() {
+    let message = "no such project: core";
+    let response = tool_result(json!(1), &[message], true);
+    let (answered, extra) =
+        extra_allocations_sanitizing(tool_call(json!(1), INLINE_TOOL), response);
+    assert_eq!(
+        answered["result"]["content"][0]["text"],
+        render_error(INLINE_TOOL, message)
+    );
+    assert_eq!(extra, 1, "the rendered text only");
 }

@@ -33,13 +33,6 @@ use clap::Parser;
 
 fn main() {
     let options = options::Options::parse();
-    let not_wired = options.not_wired();
-    if !not_wired.is_empty() {
-        log(&format!(
-            "this build cannot apply {} yet; ignored",
-            not_wired.join(", ")
-        ));
-    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

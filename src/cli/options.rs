@@ -49,32 +49,20 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    /// The layer in front of the server, configured from the options.
-    ///
-    /// WIRING: the one place where the options reach the layer. Every option is
-    /// parsed and validated before this; the settings that the layer does not
-    /// have yet are reported by [`Options::not_wired`].
+    /// The layer in front of the server, configured from the options: the one
+    /// place where they reach it.
     pub(crate) fn layer(&self) -> ToolErrorLayer {
-        let mut layer = ToolErrorLayer::new();
+        let mut layer = ToolErrorLayer::new().redact_secrets(self.redact_secrets);
         if let Some(timeout) = self.tool_timeout {
             layer = layer.tool_timeout(timeout);
         }
         for (tool, timeout) in &self.tool_timeout_for {
             layer = layer.tool_timeout_for(tool.clone(), *timeout);
         }
+        if let Some(max_bytes) = self.max_error_bytes {
+            layer = layer.max_error_bytes(max_bytes);
+        }
         layer
-    }
-
-    /// The options given that the layer cannot apply yet, for a warning at start.
-    pub(crate) fn not_wired(&self) -> Vec<&'static str> {
-        let mut missing = Vec::new();
-        if self.max_error_bytes.is_some() {
-            missing.push("--max-error-bytes");
-        }
-        if self.redact_secrets {
-            missing.push("--redact-secrets");
-        }
-        missing
     }
 }
 

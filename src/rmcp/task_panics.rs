@@ -2,13 +2,12 @@
 //! a direct call gets, instead of staying `working`.
 
 use std::future::poll_fn;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::Poll;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture};
 
-use crate::panic::CaughtPanic;
+use crate::panic::{self, CaughtPanic};
 use crate::tasks::panics::{self, PANICKED_TASK_TEXT};
 
 /// Wraps the operation given to rmcp's
@@ -48,30 +47,27 @@ where
 {
     move |context| {
         let task_id = context.task_id().to_owned();
-        let mut future = match catch_unwind(AssertUnwindSafe(|| make_future(context))) {
+        let mut future = match panic::catch(|| make_future(context)) {
             Ok(future) => future,
-            Err(payload) => {
-                let result = completed_after_panic(&task_id, payload);
+            Err(panic) => {
+                let result = completed_after_panic(&task_id, panic);
                 return Box::pin(std::future::ready(result));
             }
         };
         Box::pin(async move {
-            let outcome =
-                poll_fn(
-                    |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-                        Ok(Poll::Pending) => Poll::Pending,
-                        Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
-                        Err(payload) => Poll::Ready(Err(payload)),
-                    },
-                )
-                .await;
+            let outcome = poll_fn(|cx| match panic::catch(|| future.as_mut().poll(cx)) {
+                Ok(Poll::Pending) => Poll::Pending,
+                Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+                Err(panic) => Poll::Ready(Err(panic)),
+            })
+            .await;
             // A future that panicked may panic again when dropped.
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(future))) {
-                CaughtPanic::new(payload).log_in_drop();
+            if let Err(panic) = panic::catch(move || drop(future)) {
+                panic.log_in_task(&task_id);
             }
             match outcome {
                 Ok(result) => result,
-                Err(payload) => completed_after_panic(&task_id, payload),
+                Err(panic) => completed_after_panic(&task_id, panic),
             }
         })
     }
@@ -79,11 +75,7 @@ where
 
 /// The result a task completes with when its operation panicked: the payload
 /// goes to the log and to the layer, never into the task.
-fn completed_after_panic(
-    task_id: &str,
-    payload: Box<dyn std::any::Any + Send>,
-) -> Result<CallToolResult, TaskExit> {
-    let panic = CaughtPanic::new(payload);
+fn completed_after_panic(task_id: &str, panic: CaughtPanic) -> Result<CallToolResult, TaskExit> {
     panic.log_in_task(task_id);
     panics::record(task_id, panic);
     Ok(CallToolResult::error(vec![ContentBlock::text(

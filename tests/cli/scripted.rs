@@ -85,6 +85,31 @@ async fn tool_errors_are_rewrapped_and_answers_the_layer_leaves_alone_keep_their
 }
 
 #[tokio::test]
+async fn redact_secrets_and_max_error_bytes_reach_the_layer() {
+    let error = format!(
+        r#"{{"jsonrpc":"2.0","id":$ID,"result":{{"content":[{{"type":"text","text":"connect postgres://app:hunter2@db/prod failed: {}"}}],"isError":true}}}}"#,
+        "x".repeat(200)
+    );
+    let server = Server::scripted(json!({"on": {"tools/call connect": [send(&error)]}}));
+    let call = tool_call(1, "connect", json!({}));
+
+    let mut plain = Session::wrapped(&[], &server);
+    let text = result_text(&plain.exchange(&call).await[0]);
+    assert!(
+        text.contains("hunter2") && !text.contains("[truncated"),
+        "{text}"
+    );
+
+    let options = ["--redact-secrets", "--max-error-bytes", "64"];
+    let mut sanitized = Session::wrapped(&options, &server);
+    let text = result_text(&sanitized.exchange(&call).await[0]);
+    assert!(text.starts_with("<error tool=\"connect\">\n"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("[REDACTED]"), "{text}");
+    assert!(text.contains("[truncated"), "{text}");
+}
+
+#[tokio::test]
 async fn a_tasks_error_result_is_rewrapped_where_it_reaches_the_client() {
     let handle = r#"{"jsonrpc":"2.0","id":$ID,"result":{"task":{"taskId":"t-1","ttl":60000,"status":"working"}}}"#;
     let failed = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"compile failed"}],"isError":true}}"#;

@@ -10,5 +10,6 @@ mod layer;
 mod leaks;
 mod panics;
 mod properties;
+mod sanitize;
 mod tasks;
 mod timeouts;

@@ -39,6 +39,10 @@ pub struct Case {
     pub expose_panic_messages: bool,
     /// `ToolErrorLayer::tool_timeout`.
     pub tool_timeout: Option<Duration>,
+    /// `ToolErrorLayer::redact_secrets`.
+    pub redact_secrets: bool,
+    /// `ToolErrorLayer::max_error_bytes`, when the case sets it.
+    pub max_error_bytes: Option<usize>,
     /// Whether the rule says the response passes through unchanged.
     pub untouched: bool,
 }
@@ -129,16 +133,26 @@ fn read_case(name: &str) -> Case {
         tool_timeout: spec["layer"]["tool_timeout_ms"]
             .as_u64()
             .map(Duration::from_millis),
+        redact_secrets: spec["layer"]["redact_secrets"].as_bool().unwrap_or(false),
+        max_error_bytes: spec["layer"]["max_error_bytes"]
+            .as_u64()
+            .map(|max| usize::try_from(max).expect("max_error_bytes fits usize")),
         untouched: spec["untouched"].as_bool().unwrap_or(false),
     }
 }
 
 impl Case {
-    /// The layer as the case configures it.
+    /// The layer as the case's `layer` object sets it up; every harness builds it
+    /// here.
     pub fn layer(&self) -> ToolErrorLayer {
-        let layer = ToolErrorLayer::new().expose_panic_messages(self.expose_panic_messages);
-        match self.tool_timeout {
-            Some(timeout) => layer.tool_timeout(timeout),
+        let mut layer = ToolErrorLayer::new()
+            .expose_panic_messages(self.expose_panic_messages)
+            .redact_secrets(self.redact_secrets);
+        if let Some(timeout) = self.tool_timeout {
+            layer = layer.tool_timeout(timeout);
+        }
+        match self.max_error_bytes {
+            Some(max) => layer.max_error_bytes(max),
             None => layer,
         }
     }
