@@ -183,45 +183,49 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for
-/// every case of the golden corpus.
+/// every case of the golden corpus (each exchange of a sequence, through the
+/// same two services).
 #[tokio::test]
 async fn stacking_the_layer_never_double_wraps() {
     support::quiet_panics::silence_expected_panics();
     for case in load_cases() {
-        let inner = case.inner.clone();
-        let script = service_fn(move |_: Value| {
-            let inner = inner.clone();
-            if let Inner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } = &inner
-            {
-                payload.raise();
-            }
-            async move {
-                match inner {
-                    Inner::Respond(response) => Ok::<_, Infallible>(response),
-                    Inner::Panic { payload, .. } => payload.raise(),
+        // How the script behaves for the exchange being sent.
+        let next = Arc::new(Mutex::new(case.exchanges[0].inner.clone()));
+        let script = {
+            let next = Arc::clone(&next);
+            service_fn(move |_: Value| {
+                let inner = next.lock().unwrap().clone();
+                if let Inner::Panic {
+                    at: PanicAt::Call,
+                    payload,
+                } = &inner
+                {
+                    payload.raise();
                 }
-            }
-        });
+                async move {
+                    match inner {
+                        Inner::Respond(response) => Ok::<_, Infallible>(response),
+                        Inner::Panic { payload, .. } => payload.raise(),
+                    }
+                }
+            })
+        };
         let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
-        let once = layer
-            .layer(script.clone())
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        let twice = layer
-            .layer(layer.layer(script))
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        assert_eq!(
-            serialize_output(&twice),
-            serialize_output(&once),
-            "case {}",
-            case.name
-        );
+        let mut once = layer.layer(script.clone());
+        let mut twice = layer.layer(layer.layer(script));
+        for exchange in &case.exchanges {
+            *next.lock().unwrap() = exchange.inner.clone();
+            let once = once.ready().await.unwrap().call(exchange.request.clone());
+            let once = once.await.unwrap();
+            let twice = twice.ready().await.unwrap().call(exchange.request.clone());
+            let twice = twice.await.unwrap();
+            assert_eq!(
+                serialize_output(&twice),
+                serialize_output(&once),
+                "case {}",
+                case.name
+            );
+        }
     }
 }
 
