@@ -10,7 +10,14 @@ use crate::tasks::TaskMemory;
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
 ///
-/// Cheap to clone: it holds the renderer and one flag.
+/// Cheap to clone: it holds the renderer, one flag, and a handle to the
+/// layer's memory of tasks.
+///
+/// Every service this layer builds, and every service built by a clone of it,
+/// shares one memory of task-augmented calls: a task created through one
+/// service has its result rewrapped when it is delivered through another (a
+/// server that builds one service per session, polled from a new session).
+/// Layers made with [`ToolErrorLayer::new`] separately remember separately.
 ///
 /// ```
 /// use mcp_tool_errors::ToolErrorLayer;
@@ -18,9 +25,10 @@ use crate::tasks::TaskMemory;
 /// let layer = ToolErrorLayer::new().expose_panic_messages(true);
 /// # let _ = layer;
 /// ```
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct ToolErrorLayer<R = Llmxml> {
     config: Config<R>,
+    tasks: TaskMemory,
 }
 
 impl ToolErrorLayer {
@@ -47,6 +55,7 @@ impl<R> ToolErrorLayer<R> {
                 renderer,
                 expose_panic_messages: self.config.expose_panic_messages,
             },
+            tasks: self.tasks,
         }
     }
 }
@@ -55,6 +64,7 @@ impl<R> std::fmt::Debug for ToolErrorLayer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolErrorLayer")
             .field("config", &self.config)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -63,7 +73,8 @@ impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
     type Service = ToolErrors<S, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        // Each service gets its own memory of tasks, shared by its clones.
-        ToolErrors::from_parts(inner, self.config.clone(), TaskMemory::default())
+        // One memory per layer value: a task created through one service is
+        // recognised when another service of the same layer delivers it.
+        ToolErrors::from_parts(inner, self.config.clone(), self.tasks.clone())
     }
 }

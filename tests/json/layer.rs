@@ -33,16 +33,15 @@ fn first_text(response: &Value) -> &str {
         .expect("a text item")
 }
 
-/// Checked at compile time: the layer is `Copy` (cloning it into every service
-/// costs nothing, whatever the renderer), `Send + Sync` and `'static`, so one
-/// layer serves every connection and thread; `Default` and `Debug` as Tower
-/// layers are.
+/// Checked at compile time: the layer is `Clone` (its renderer, a flag and a
+/// handle to its memory of tasks), `Send + Sync` and `'static`, so one layer
+/// serves every connection and thread; `Default` and `Debug` as Tower layers are.
 #[test]
 fn layer_is_cheap_to_clone_and_shareable() {
-    fn copy_send_sync<T: Copy + Send + Sync + 'static>(_: &T) {}
+    fn clone_send_sync<T: Clone + Send + Sync + 'static>(_: &T) {}
     fn default_and_debug<T: Default + std::fmt::Debug>() {}
-    copy_send_sync(&ToolErrorLayer::new());
-    copy_send_sync(
+    clone_send_sync(&ToolErrorLayer::new());
+    clone_send_sync(
         &ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}")),
     );
     default_and_debug::<ToolErrorLayer>();
@@ -175,7 +174,7 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
     let layer =
         ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
     let twice = ServiceBuilder::new()
-        .layer(layer)
+        .layer(layer.clone())
         .layer(layer)
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
@@ -210,9 +209,12 @@ async fn stacking_the_layer_never_double_wraps() {
                 }
             })
         };
-        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
-        let mut once = layer.layer(script.clone());
-        let mut twice = layer.layer(layer.layer(script));
+        // Two layer values, so that `once` and `twice` do not share a memory
+        // of tasks; the two layers of `twice` do.
+        let layer = || ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
+        let mut once = layer().layer(script.clone());
+        let twice_layer = layer();
+        let mut twice = twice_layer.layer(twice_layer.layer(script));
         for exchange in &case.exchanges {
             *next.lock().unwrap() = exchange.inner.clone();
             let once = once.ready().await.unwrap().call(exchange.request.clone());
