@@ -63,7 +63,7 @@ enum Listed {
     /// 2026-07-28 would change (a task handle's `resultType: "task"` is kept,
     /// a `tasks/get` answer's `resultType: "complete"` is not), or which rmcp has
     /// no request for (`tasks/result`, 2025-11-25). rmcp's own tasks, end to
-    /// end, are in `tests/rmcp/tasks.rs` and `tests/rmcp/stdio_example.rs`.
+    /// end, are tested in `stdio_example.rs`.
     Sequence,
     /// rmcp hands notifications to `ServerHandler::on_*`, never to a service
     /// over `ClientRequest`.

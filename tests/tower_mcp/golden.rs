@@ -45,10 +45,9 @@ enum NotCarried {
     /// handle notifications themselves.
     Notification,
     /// A sequence of exchanges that follows a task from its handle to its
-    /// result: over tower-mcp the layer does not follow tasks (a task's result
-    /// is written by tower-mcp's task runtime, not by the handler the layer
-    /// wraps; see `tests/tower_mcp/tasks.rs`), and tower-mcp has no
-    /// `tasks/result` request (2025-11-25).
+    /// result: over tower-mcp the layer does not follow tasks (see the
+    /// `tower_mcp` module docs), and tower-mcp has no `tasks/result` request
+    /// (2025-11-25).
     Sequence,
     /// Anything else, with tower-mcp's complaint.
     Other(String),
