@@ -11,9 +11,10 @@
 //! from what the layer does.
 //!
 //! Besides the demonstration tools (`echo`, `fail`, `panic`, `panic_async`,
-//! `add`), it implements the tools of the MCP conformance suite's
-//! `tools-call-*` and `tasks-*` scenarios; `scripts/conformance.sh` runs the
-//! suite against it.
+//! `add`), it implements the tools (and the prompt) of the MCP conformance
+//! suite's `tools-call-*`, `input-required-result-*` and `tasks-*` scenarios,
+//! and advertises the tasks extension; `scripts/conformance.sh` runs the suite
+//! against it.
 
 mod rmcp_tools;
 
@@ -46,12 +47,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tracing::warn!("MCP_TOOL_ERRORS=off: serving without the layer");
     }
     // One server per MCP session, so each session keeps its own log level; the
-    // tasks are shared, so that a task can be polled from any session.
+    // tasks are shared, so that a task can be polled from any session, and so
+    // is the layer's memory of them, through clones of one layer.
     let tasks = TaskManager::new();
+    let layer = layer_on.then(ToolErrorLayer::new);
     let mcp = StreamableHttpService::new(
         move || {
-            let layer =
-                tower::ServiceBuilder::new().option_layer(layer_on.then(ToolErrorLayer::new));
+            let layer = tower::ServiceBuilder::new().option_layer(layer.clone());
             Ok(DemoServer::with_tasks(tasks.clone()).layer(layer))
         },
         Arc::new(LocalSessionManager::default()),

@@ -21,21 +21,10 @@ cd "$(dirname "$0")/.."
 readonly SUITE_VERSION=0.1.16
 readonly SUITE2_VERSION=0.2.0-alpha.12
 readonly SPEC2=2026-07-28
-# Scenarios of the 0.2.0 suite the example does not pass yet because it lacks
-# the suite's fixture tools (confirm_delete, test_tool_with_task, the
-# test_input_required_result_* and test_mrtr_* tools): run and reported, not
-# counted. A scenario listed here that passes fails the run, so the list
-# cannot go stale.
-readonly NOT_YET_SERVED=(
-  tasks-mrtr-input tasks-dispatch-and-envelope tasks-required-task-error tasks-mrtr-composition
-  input-required-result-basic-elicitation input-required-result-basic-sampling
-  input-required-result-basic-list-roots input-required-result-request-state
-  input-required-result-multiple-input-requests input-required-result-multi-round
-  input-required-result-non-tool-request input-required-result-result-type
-  input-required-result-tampered-state input-required-result-capability-check
-)
-# Scenarios that fail because of rmcp itself, proven against the example with
-# the layer off (MCP_TOOL_ERRORS=off): none at present.
+# Scenarios that fail because of rmcp itself, each proven by failing the same
+# way against the example with the layer off (MCP_TOOL_ERRORS=off), and kept
+# out of the layer's figures: none at present. An entry that passes fails the
+# run, so the list cannot go stale.
 readonly EXPECTED_FAILURES=()
 readonly NODE_MAJOR=22
 readonly TOOLS=.tools
@@ -148,7 +137,7 @@ failed=()
 listed() { local wanted=$1; shift; [[ " $* " == *" $wanted "* ]]; }
 
 # run_scenario SUITE_JS LABEL SCENARIO [ARGS...]: one scenario, with its verdict.
-passed_count=0 not_yet_count=0 expected_count=0
+passed_count=0 expected_count=0
 run_scenario() {
   local suite_js=$1 label=$2 scenario=$3
   shift 3
@@ -156,14 +145,9 @@ run_scenario() {
   local ok=true
   timeout "$SCENARIO_TIMEOUT_S" "$node" "$suite_js" server \
     --url "$url" --scenario "$scenario" "$@" >"$output" 2>&1 || ok=false
-  if [[ $label == "$SUITE2_VERSION" ]] && listed "$scenario" "${NOT_YET_SERVED[@]}"; then
-    if $ok; then
-      echo "FAIL $label $scenario: passes, so take it off NOT_YET_SERVED"
-      failed+=("$label $scenario (list)")
-    else
-      echo "NOT YET $label $scenario (the example lacks its fixture tools)"
-      not_yet_count=$((not_yet_count + 1))
-    fi
+  if $ok && listed "$scenario" "${EXPECTED_FAILURES[@]}"; then
+    echo "FAIL $label $scenario: passes, so take it off EXPECTED_FAILURES"
+    failed+=("$label $scenario (list)")
   elif $ok; then
     echo "PASS $label $scenario"
     passed_count=$((passed_count + 1))
@@ -187,8 +171,8 @@ run_scenario() {
 # figures LABEL TOTAL: adds one line of figures per suite and requirement set.
 summary=()
 figures() {
-  summary+=("$1: $passed_count of $2 passed, $expected_count expected failures (rmcp), $not_yet_count not yet served")
-  passed_count=0 not_yet_count=0 expected_count=0
+  summary+=("$1: $passed_count of $2 passed, $expected_count expected failures (rmcp)")
+  passed_count=0 expected_count=0
 }
 
 for scenario in "${scenarios[@]}"; do

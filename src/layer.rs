@@ -16,7 +16,14 @@ use crate::tasks::TaskMemory;
 ///
 /// Cheap to clone: it holds the renderer, a few flags and values, and shares
 /// what is not a plain value (the per-tool timeouts, a
-/// [`redact_with`](Self::redact_with) closure) behind `Arc`s. It is not `Copy`.
+/// [`redact_with`](Self::redact_with) closure, the memory of tasks) behind
+/// `Arc`s. It is not `Copy`.
+///
+/// Every service this layer builds, and every service built by a clone of it,
+/// shares one memory of task-augmented calls: a task created through one
+/// service has its result rewrapped when it is delivered through another (a
+/// server that builds one service per session, polled from a new session).
+/// Layers made with [`ToolErrorLayer::new`] separately remember separately.
 ///
 /// ```
 /// use std::time::Duration;
@@ -31,6 +38,7 @@ use crate::tasks::TaskMemory;
 #[derive(Clone, Default)]
 pub struct ToolErrorLayer<R = Llmxml> {
     config: Config<R>,
+    tasks: TaskMemory,
 }
 
 impl ToolErrorLayer {
@@ -142,6 +150,7 @@ impl<R> ToolErrorLayer<R> {
                 timeouts: self.config.timeouts,
                 sanitizer: self.config.sanitizer,
             },
+            tasks: self.tasks,
         }
     }
 }
@@ -150,6 +159,7 @@ impl<R> std::fmt::Debug for ToolErrorLayer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolErrorLayer")
             .field("config", &self.config)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -158,7 +168,8 @@ impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
     type Service = ToolErrors<S, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        // Each service gets its own memory of tasks, shared by its clones.
-        ToolErrors::from_parts(inner, self.config.clone(), TaskMemory::default())
+        // One memory per layer value: a task created through one service is
+        // recognised when another service of the same layer delivers it.
+        ToolErrors::from_parts(inner, self.config.clone(), self.tasks.clone())
     }
 }

@@ -57,8 +57,9 @@ impl<S, R> ToolErrors<S, R> {
         }
     }
 
-    /// How many task ids this service (and every clone of it) remembers now: tasks created by a `tools/call`
-    /// whose result has not been delivered yet, at most
+    /// How many task ids this service remembers now (a memory shared by its
+    /// clones and by every service of the layer that built it): tasks created
+    /// by a `tools/call` whose result has not been delivered yet, at most
     /// [`MAX_REMEMBERED_TASKS`](crate::MAX_REMEMBERED_TASKS).
     pub fn remembered_tasks(&self) -> usize {
         self.tasks.len()

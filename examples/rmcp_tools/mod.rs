@@ -1,5 +1,6 @@
-//! The server both rmcp examples serve: the demonstration tools of [`demo`] and
-//! the tools the MCP conformance suite calls, in [`conformance`].
+//! The server both rmcp examples serve: the demonstration tools of [`demo`]
+//! and [`tasks`], and the tools the MCP conformance suite calls, in
+//! [`conformance`], [`conformance_input`] and [`conformance_tasks`].
 //!
 //! Every tool is written the way rmcp users write them (`#[tool_router]`,
 //! `#[tool]`, `Parameters<T>`, `RequestContext`), with no knowledge of the layer:
@@ -10,6 +11,7 @@
 #![allow(deprecated)]
 
 mod conformance;
+mod conformance_input;
 mod conformance_tasks;
 mod demo;
 mod tasks;
@@ -20,8 +22,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CancelTaskParams, GetTaskParams, GetTaskResult, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    CancelTaskParams, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
     UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
@@ -52,6 +55,7 @@ impl DemoServer {
         Self {
             tools: Self::demo_tools()
                 + Self::conformance_tools()
+                + Self::conformance_input_tools()
                 + Self::conformance_task_tools()
                 + Self::task_tools(),
             min_log_severity: AtomicU8::new(severity(LoggingLevel::Info)),
@@ -96,6 +100,7 @@ impl ServerHandler for DemoServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
+                .enable_prompts()
                 .enable_tasks()
                 .build(),
         )
@@ -117,6 +122,22 @@ impl ServerHandler for DemoServer {
         self.min_log_severity
             .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(Self::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Self::input_required_prompt(request)
     }
 
     async fn get_task(

@@ -20,8 +20,8 @@ use crate::render::ErrorRenderer;
 pub const MAX_REMEMBERED_TASKS: usize = 1024;
 
 /// The task ids a layer saw created and whose results have not been delivered
-/// yet, with the tool each belongs to. Shared by every clone of the layer's
-/// services; cloning it is cloning an `Arc`.
+/// yet, with the tool each belongs to. One per layer value, shared by its
+/// clones and every service they build; cloning it is cloning an `Arc`.
 #[derive(Clone, Default)]
 pub(crate) struct TaskMemory {
     tasks: Arc<Mutex<Remembered>>,

@@ -19,6 +19,14 @@
 //! router answers every tool call that is not task-augmented. A `Raw` answer or
 //! a task handle passes through as it is.
 //!
+//! Task-augmented calls are not followed over tower-mcp: the task handle
+//! (`CreateTask`, `FinalCreateTask`) and the task's result in a `tasks/get`
+//! answer (`GetTaskInfo`, `FinalGetTask`) pass through untouched, so an
+//! `isError` result delivered there keeps the tool's own text. The remedy, until
+//! the layer follows tower-mcp's tasks: render the error text in the task's
+//! handler with [`render_error`](crate::render_error), and catch a panicking
+//! task handler with `catch_panics_with(PanicPolicy::redacted(..))` (see below).
+//!
 //! # Example
 //!
 //! ```

@@ -1,5 +1,6 @@
 //! The golden corpus through the JSON path: every case, byte for byte, for an
-//! inner service answering `Option<Value>` and one answering a bare `Value`.
+//! inner service answering `Option<Value>` and one answering a bare `Value`. The
+//! exchanges of a sequence go through one layered service, in order.
 
 use crate::support;
 
@@ -13,6 +14,7 @@ use support::golden::{
     Case, Inner, assert_no_stray_files, check_output, hanging, load_cases, panicking,
     serialize_output,
 };
+use tower::util::MapResponse;
 use tower::{Layer, Service, ServiceExt};
 
 /// The inner service of a case: answers, or panics in `call` or in its future.
@@ -40,21 +42,46 @@ impl Service<Value> for Scripted {
     }
 }
 
-async fn run_option(case: &Case) -> Value {
-    let service = case.layer().layer(Scripted {
-        inner: case.inner.clone(),
+/// What the client receives for each exchange, through one layered service
+/// whose inner service is told before each request how to behave.
+async fn run_option(case: &Case) -> Vec<Value> {
+    let mut service = case.layer().layer(Scripted {
+        inner: case.exchanges[0].inner.clone(),
     });
-    let response = service.oneshot(case.request.clone()).await.unwrap();
-    response.unwrap_or(Value::Null)
+    let mut received = Vec::new();
+    for exchange in &case.exchanges {
+        service.get_mut().inner = exchange.inner.clone();
+        let response = service.ready().await.unwrap();
+        let response = response.call(exchange.request.clone()).await.unwrap();
+        received.push(response.unwrap_or(Value::Null));
+    }
+    received
 }
 
-async fn run_bare(case: &Case) -> Value {
-    let inner = Scripted {
-        inner: case.inner.clone(),
+/// The same, for an inner service answering a bare `Value`.
+async fn run_bare(case: &Case) -> Vec<Value> {
+    let bare = |inner: Inner| -> MapResponse<Scripted, fn(Option<Value>) -> Value> {
+        let or_null: fn(Option<Value>) -> Value = |r| r.unwrap_or(Value::Null);
+        Scripted { inner }.map_response(or_null)
+    };
+    let mut service = case.layer().layer(bare(case.exchanges[0].inner.clone()));
+    let mut received = Vec::new();
+    for exchange in &case.exchanges {
+        *service.get_mut() = bare(exchange.inner.clone());
+        let response = service.ready().await.unwrap();
+        received.push(response.call(exchange.request.clone()).await.unwrap());
     }
-    .map_response(|r| r.unwrap_or(Value::Null));
-    let service = case.layer().layer(inner);
-    service.oneshot(case.request.clone()).await.unwrap()
+    received
+}
+
+/// The output pinned for `received`: the one response, or the array of them
+/// for a sequence.
+fn output(case: &Case, mut received: Vec<Value>) -> String {
+    if case.sequence {
+        serialize_output(&Value::Array(received))
+    } else {
+        serialize_output(&received.pop().expect("one exchange"))
+    }
 }
 
 /// Under the paused clock, so that a timeout case takes no real time.
@@ -65,24 +92,27 @@ async fn every_golden_case_through_the_json_path() {
     assert!(cases.len() >= 25, "the corpus lost cases: {}", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
-        let option = serialize_output(&run_option(case).await);
-        let bare = serialize_output(&run_bare(case).await);
+        let option = output(case, run_option(case).await);
+        let bare = output(case, run_bare(case).await);
         assert_eq!(
             option, bare,
             "{}: Option<Value> and Value services disagree",
             case.name
         );
         if case.untouched {
-            let Inner::Respond(inner) = &case.inner else {
-                panic!("{}: only a response can pass untouched", case.name)
-            };
-            assert_eq!(
-                serde_json::to_string(inner).unwrap(),
-                serde_json::to_string(&run_option(case).await).unwrap(),
-                "{}: {}",
-                case.name,
-                case.rule
-            );
+            let received = run_option(case).await;
+            for (exchange, received) in case.exchanges.iter().zip(&received) {
+                let Inner::Respond(inner) = &exchange.inner else {
+                    panic!("{}: only a response can pass untouched", case.name)
+                };
+                assert_eq!(
+                    serde_json::to_string(inner).unwrap(),
+                    serde_json::to_string(received).unwrap(),
+                    "{}: {}",
+                    case.name,
+                    case.rule
+                );
+            }
         }
         if let Err(diff) = check_output(&case.name, &option) {
             failures.push(diff);

@@ -34,9 +34,9 @@ fn first_text(response: &Value) -> &str {
 }
 
 /// Checked at compile time: the layer is `Clone` (its settings that are not
-/// plain values sit behind `Arc`s, so a clone allocates nothing),
-/// `Send + Sync` and `'static`, so one layer serves every connection and thread;
-/// `Default` and `Debug` as Tower layers are.
+/// plain values and its memory of tasks sit behind `Arc`s, so a clone allocates
+/// nothing), `Send + Sync` and `'static`, so one layer serves every connection
+/// and thread; `Default` and `Debug` as Tower layers are.
 #[test]
 fn layer_is_cheap_to_clone_and_shareable() {
     fn clone_send_sync<T: Clone + Send + Sync + 'static>(_: &T) {}
@@ -183,46 +183,53 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for
-/// every case of the golden corpus (under the paused clock, for its timeouts).
+/// every case of the golden corpus (each exchange of a sequence, through the
+/// same two services; under the paused clock, for its timeouts).
 #[tokio::test(start_paused = true)]
 async fn stacking_the_layer_never_double_wraps() {
     support::quiet_panics::silence_expected_panics();
     for case in load_cases() {
-        let inner = case.inner.clone();
-        let script = service_fn(move |_: Value| {
-            let inner = inner.clone();
-            if let Inner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } = &inner
-            {
-                payload.raise();
-            }
-            async move {
-                match inner {
-                    Inner::Respond(response) => Ok::<_, Infallible>(response),
-                    Inner::Panic { payload, .. } => payload.raise(),
-                    Inner::Hang => std::future::pending().await,
+        // How the script behaves for the exchange being sent.
+        let next = Arc::new(Mutex::new(case.exchanges[0].inner.clone()));
+        let script = {
+            let next = Arc::clone(&next);
+            service_fn(move |_: Value| {
+                let inner = next.lock().unwrap().clone();
+                if let Inner::Panic {
+                    at: PanicAt::Call,
+                    payload,
+                } = &inner
+                {
+                    payload.raise();
                 }
-            }
-        });
-        let layer = case.layer();
-        let once = layer
-            .layer(script.clone())
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        let twice = layer
-            .layer(layer.clone().layer(script))
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        assert_eq!(
-            serialize_output(&twice),
-            serialize_output(&once),
-            "case {}",
-            case.name
-        );
+                async move {
+                    match inner {
+                        Inner::Respond(response) => Ok::<_, Infallible>(response),
+                        Inner::Panic { payload, .. } => payload.raise(),
+                        Inner::Hang => std::future::pending().await,
+                    }
+                }
+            })
+        };
+        // Two layer values, so that `once` and `twice` do not share a memory
+        // of tasks; the two layers of `twice` do.
+        let layer = || case.layer();
+        let mut once = layer().layer(script.clone());
+        let twice_layer = layer();
+        let mut twice = twice_layer.layer(twice_layer.layer(script));
+        for exchange in &case.exchanges {
+            *next.lock().unwrap() = exchange.inner.clone();
+            let once = once.ready().await.unwrap().call(exchange.request.clone());
+            let once = once.await.unwrap();
+            let twice = twice.ready().await.unwrap().call(exchange.request.clone());
+            let twice = twice.await.unwrap();
+            assert_eq!(
+                serialize_output(&twice),
+                serialize_output(&once),
+                "case {}",
+                case.name
+            );
+        }
     }
 }
 

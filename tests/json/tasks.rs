@@ -7,9 +7,9 @@
 use std::convert::Infallible;
 use std::future::{Ready, ready};
 
-use mcp_tool_errors::{MAX_REMEMBERED_TASKS, ToolErrors, render_error};
+use mcp_tool_errors::{MAX_REMEMBERED_TASKS, ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
-use tower::{Service, ServiceExt, service_fn};
+use tower::{Layer, Service, ServiceExt, service_fn};
 
 /// A task server as seen on the wire: every `tools/call` makes a task whose id is
 /// the call's `arguments.task`; every task has failed with an `isError` result
@@ -205,4 +205,35 @@ async fn other_task_methods_pass_through_untouched() {
         1,
         "only a delivered result forgets"
     );
+}
+
+/// A server that builds one service per session from one layer (rmcp's
+/// `StreamableHttpService` factory calling `.layer(layer.clone())`): a task
+/// created in one session is rewrapped when another session fetches it.
+#[tokio::test]
+async fn every_service_of_one_layer_and_its_clones_shares_the_memory_of_tasks() {
+    let layer = ToolErrorLayer::new();
+    let mut first_session = layer.layer(task_server());
+    let mut second_session = layer.clone().layer(task_server());
+    send(&mut first_session, call_as_task(1, "export", "t-shared")).await;
+    assert_eq!(second_session.remembered_tasks(), 1);
+
+    let got = send(&mut second_session, get_task(2, "t-shared")).await;
+    assert_eq!(
+        got["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    assert_eq!(first_session.remembered_tasks(), 0, "forgotten for both");
+}
+
+#[tokio::test]
+async fn layers_made_separately_remember_separately() {
+    let mut bare = task_server();
+    let mut one = ToolErrorLayer::new().layer(task_server());
+    let mut other = ToolErrorLayer::new().layer(task_server());
+    send(&mut one, call_as_task(1, "export", "t-own")).await;
+    assert_eq!(other.remembered_tasks(), 0);
+    let got = send(&mut other, get_task(2, "t-own")).await;
+    assert_eq!(got, send(&mut bare, get_task(2, "t-own")).await);
+    assert_eq!(one.remembered_tasks(), 1);
 }

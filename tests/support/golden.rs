@@ -10,6 +10,13 @@
 //!
 //! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
 //!
+//! A case is one exchange (`"request"` and `"inner"`), or, when what it pins
+//! needs state the layer carries from one request to the next (a task created
+//! by a `tools/call`, its result delivered by a later `tasks/get`), a sequence:
+//! `"exchanges": [{"request": .., "inner": ..}, ..]`, sent in order through one
+//! layered service. The `.out.json` of a sequence is the array of what the
+//! client received for each exchange (`null` where nothing was sent).
+//!
 //! The files hold keys in the order the server wrote them, which serde_json keeps
 //! only with its `preserve_order` feature (tower-mcp turns it on, so
 //! `--all-features` has it). Without it serde_json sorts keys, for the bare server
@@ -32,9 +39,11 @@ pub struct Case {
     pub name: String,
     /// What the case pins, in one sentence.
     pub rule: String,
-    /// The message (or batch) the client sends.
-    pub request: Value,
-    pub inner: Inner,
+    /// What the client sends and how the inner service answers, in order: one
+    /// exchange, or several for a sequence.
+    pub exchanges: Vec<Exchange>,
+    /// Whether the case is a sequence (`"exchanges"`), whose output is an array.
+    pub sequence: bool,
     /// `ToolErrorLayer::expose_panic_messages`.
     pub expose_panic_messages: bool,
     /// `ToolErrorLayer::tool_timeout`.
@@ -45,6 +54,24 @@ pub struct Case {
     pub max_error_bytes: Option<usize>,
     /// Whether the rule says the response passes through unchanged.
     pub untouched: bool,
+}
+
+/// One request of a case, and how the inner service behaves for it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The message (or batch) the client sends.
+    pub request: Value,
+    pub inner: Inner,
+}
+
+impl Case {
+    /// The one exchange of a case that is not a sequence; `None` for a sequence.
+    pub fn single(&self) -> Option<&Exchange> {
+        match &self.exchanges[..] {
+            [exchange] if !self.sequence => Some(exchange),
+            _ => None,
+        }
+    }
 }
 
 /// How the inner service behaves for a case.
@@ -101,6 +128,38 @@ fn read_case(name: &str) -> Case {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let spec: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (exchanges, sequence) = match &spec["exchanges"] {
+        Value::Null => (vec![read_exchange(name, &spec)], false),
+        Value::Array(exchanges) if exchanges.len() > 1 => (
+            exchanges.iter().map(|e| read_exchange(name, e)).collect(),
+            true,
+        ),
+        _ => panic!("{name}: \"exchanges\" must be an array of at least two exchanges"),
+    };
+    Case {
+        name: name.to_owned(),
+        rule: spec["rule"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no rule"))
+            .to_owned(),
+        exchanges,
+        sequence,
+        expose_panic_messages: spec["layer"]["expose_panic_messages"]
+            .as_bool()
+            .unwrap_or(false),
+        tool_timeout: spec["layer"]["tool_timeout_ms"]
+            .as_u64()
+            .map(Duration::from_millis),
+        redact_secrets: spec["layer"]["redact_secrets"].as_bool().unwrap_or(false),
+        max_error_bytes: spec["layer"]["max_error_bytes"]
+            .as_u64()
+            .map(|max| usize::try_from(max).expect("max_error_bytes fits usize")),
+        untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+/// One exchange: `{"request": .., "inner": ..}`.
+fn read_exchange(name: &str, spec: &Value) -> Exchange {
     let inner = &spec["inner"];
     let inner = if let Some(response) = inner.get("respond") {
         Inner::Respond(response.clone())
@@ -119,25 +178,9 @@ fn read_case(name: &str) -> Case {
         };
         Inner::Panic { at, payload }
     };
-    Case {
-        name: name.to_owned(),
-        rule: spec["rule"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{name}: no rule"))
-            .to_owned(),
+    Exchange {
         request: spec["request"].clone(),
         inner,
-        expose_panic_messages: spec["layer"]["expose_panic_messages"]
-            .as_bool()
-            .unwrap_or(false),
-        tool_timeout: spec["layer"]["tool_timeout_ms"]
-            .as_u64()
-            .map(Duration::from_millis),
-        redact_secrets: spec["layer"]["redact_secrets"].as_bool().unwrap_or(false),
-        max_error_bytes: spec["layer"]["max_error_bytes"]
-            .as_u64()
-            .map(|max| usize::try_from(max).expect("max_error_bytes fits usize")),
-        untouched: spec["untouched"].as_bool().unwrap_or(false),
     }
 }
 
