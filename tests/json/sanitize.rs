@@ -339,7 +339,12 @@ fn any_embedding() -> impl Strategy<Value = (&'static str, &'static str)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        // A failure is reported with its minimal input; nothing is written to the tree.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn no_generated_secret_survives_redaction(
