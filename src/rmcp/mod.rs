@@ -6,7 +6,7 @@
 //!   `.with_tool_errors()` (or `.layer(...)` for a configured layer or a whole
 //!   `tower::ServiceBuilder` stack) returns a [`LayeredHandler`], itself a
 //!   `ServerHandler`, so it serves over stdio or from a `StreamableHttpService`.
-//!   Only `tools/call` goes through the tower stack, with the real
+//!   Only `tools/call` (and `tasks/get`, see [Tasks](#tasks)) goes through the tower stack, with the real
 //!   [`RequestContext`](rmcp::service::RequestContext) (peer, cancellation token,
 //!   `_meta` and progress token, transport extensions) passed down to the
 //!   handler's `call_tool`. Every other method is the inner handler's own.
@@ -79,6 +79,27 @@
 //! `resultType: "complete"` like every result rmcp builds; rmcp's server strips it
 //! for clients that negotiated a protocol version older than 2026-07-28.
 //! `TowerHandler` does no such shaping.
+//!
+//! # Tasks
+//!
+//! A tool that answers with a task handle (`CallToolResponse::Task`) delivers
+//! its result in `tasks/get`, which [`LayeredHandler`] also sends through the
+//! stack: an `isError` result of a completed task is rewrapped there. Wrap the
+//! operation given to rmcp's `TaskManager::spawn` in [`catch_task_panics`], so
+//! that a panic completes the task with the direct call's answer instead of
+//! leaving it `working`.
+//!
+//! rmcp 3.11 runs a tool as a task for a client that declared the extension in
+//! `capabilities.extensions["io.modelcontextprotocol/tasks"]` (its
+//! `supports_tasks`), whatever protocol version the client negotiated, and
+//! answers with the extension's own shapes: a client of 2025-11-25 gets the
+//! flat handle (`resultType: "task"`) and the result inline in `tasks/get`.
+//! rmcp 3.11 has no `tasks/result` request (its `ClientRequest` has no such
+//! variant): it answers that method with -32601, so `tasks/get` is the only
+//! way a result is delivered. For a client older than 2026-07-28, rmcp strips
+//! `resultType: "complete"` from ordinary results only
+//! (`ServerResult::strip_result_type_for_legacy_peer`): a `tasks/get` answer,
+//! and the task's result inside it, keep theirs.
 //!
 //! # Timeouts
 //!

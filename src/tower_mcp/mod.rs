@@ -16,16 +16,34 @@
 //!   `JsonRpcError` for any other request.
 //!
 //! Only the typed `McpResponse::CallTool` is rewrapped, which is how tower-mcp's
-//! router answers every tool call that is not task-augmented. A `Raw` answer or
-//! a task handle passes through as it is.
+//! router answers every tool call that is not task-augmented. A `Raw` answer
+//! passes through as it is.
 //!
-//! Task-augmented calls are not followed over tower-mcp: the task handle
-//! (`CreateTask`, `FinalCreateTask`) and the task's result in a `tasks/get`
-//! answer (`GetTaskInfo`, `FinalGetTask`) pass through untouched, so an
-//! `isError` result delivered there keeps the tool's own text. The remedy, until
-//! the layer follows tower-mcp's tasks: render the error text in the task's
-//! handler with [`render_error`](crate::render_error), and catch a panicking
-//! task handler with `catch_panics_with(PanicPolicy::redacted(..))` (see below).
+//! # Task-augmented calls
+//!
+//! A `tools/call` that tower-mcp's router makes a task is answered with a task
+//! handle (`CreateTask` before protocol 2026-07-28, `FinalCreateTask` from it),
+//! which passes untouched; the layer remembers which tool the task belongs to.
+//! The task's result reaches the client in the answer to a `tasks/get` of a
+//! `completed` task (`GetTaskInfo`, whose `result` is a `CallToolResult`, or
+//! `FinalGetTask`, whose result is a JSON object): an `isError` result there is
+//! rewrapped exactly as the result of a direct call, once, and the task is then
+//! forgotten. A task that `failed` or was `cancelled`, or a `tasks/get` answered
+//! with a JSON-RPC error, is forgotten and its answer left as it is.
+//!
+//! What is not covered: a task handler that panics. tower-mcp runs it on a
+//! tokio task of its own, where no layer can see it; without a catch of
+//! tower-mcp's, the panic ends that tokio task before anything is recorded, so
+//! the task stays `working` until its time to live runs out and the client
+//! never gets an answer. The remedy is tower-mcp's own catch,
+//! `catch_panics_with(PanicPolicy::redacted(..))`: the task then completes with
+//! an `isError` result holding the policy's fixed text, which the layer rewraps
+//! like any other (see below). The layer cannot answer it with the payload, so
+//! [`expose_panic_messages`](crate::ToolErrorLayer::expose_panic_messages) does
+//! not apply to tasks over tower-mcp.
+//!
+//! tower-mcp has no `tasks/result` request; its router delivers a task's result
+//! in `tasks/get` for both protocol versions.
 //!
 //! # Example
 //!
@@ -68,8 +86,8 @@
 //! unless [`expose_panic_messages`](crate::ToolErrorLayer::expose_panic_messages)
 //! says otherwise. `catch_panics_with(PanicPolicy::redacted(..))` is safe next to
 //! the layer (its fixed text is wrapped like any tool error), and it is the only
-//! catch for a task-augmented call, whose handler runs on a task of its own where
-//! no layer can see it.
+//! catch for a task-augmented call, whose handler runs on a tokio task of its
+//! own where no layer can see it.
 //!
 //! # Timeouts
 //!

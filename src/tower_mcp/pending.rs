@@ -7,8 +7,8 @@ use compact_str::CompactString;
 use crate::exchange::Request;
 use crate::exchange::request_id::RequestId;
 
-/// What the layer remembers of a [`RouterRequest`]: its id and, for a
-/// `tools/call`, the tool name.
+/// What the layer remembers of a [`RouterRequest`]: its id, the tool name of a
+/// `tools/call` and the task id of a `tasks/get`.
 ///
 /// A `RouterRequest` is always one request that expects an answer: tower-mcp's
 /// transports split batches and handle notifications before the router service
@@ -19,6 +19,8 @@ pub struct TowerMcpPending {
     pub(super) id: RequestId,
     /// `Some` for a `tools/call`.
     pub(super) tool: Option<CompactString>,
+    /// `Some` for a `tasks/get`.
+    pub(super) task_id: Option<CompactString>,
     /// The request's own cancellation token, when a timeout applies and a
     /// transport put one in the request's extensions.
     pub(super) cancellation: Option<CancellationToken>,
@@ -28,13 +30,17 @@ impl Request for RouterRequest {
     type Pending = TowerMcpPending;
 
     fn pending(&self) -> TowerMcpPending {
-        let tool = match &self.inner {
-            McpRequest::CallTool(params) => Some(CompactString::from(params.name.as_str())),
-            _ => None,
+        let (tool, task_id) = match &self.inner {
+            McpRequest::CallTool(params) => (Some(CompactString::from(params.name.as_str())), None),
+            McpRequest::GetTaskInfo(params) => {
+                (None, Some(CompactString::from(params.task_id.as_str())))
+            }
+            _ => (None, None),
         };
         TowerMcpPending {
             id: RequestId::from(&self.id),
             tool,
+            task_id,
             cancellation: None,
         }
     }

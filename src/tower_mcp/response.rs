@@ -1,18 +1,21 @@
 //! Finding the tool result in a [`RouterResponse`], and answering in place of the
 //! router (after a panic or a timeout).
 
-use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
+use ::tower_mcp::tasks::DetailedTask;
+use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse, TaskStatus};
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{LayerAnswer, Pending, UnansweredCall};
+use crate::exchange::{LayerAnswer, Pending, TaskExchange, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
 impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     type Result = CallToolResult;
-    /// Task results are not followed on tower-mcp (see the [module docs](super)).
-    type TaskResult = CallToolResult;
+    /// The whole answer to a `tasks/get`: tower-mcp carries a task's result in
+    /// one of two types, as the protocol version of the request decides (see
+    /// the `ToolResult` implementation of `McpResponse`).
+    type TaskResult = McpResponse;
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
     /// request's own id. A JSON-RPC error, any other `McpResponse` variant
@@ -61,5 +64,56 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
         if let Some(cancellation) = &self.cancellation {
             cancellation.cancel();
         }
+    }
+
+    /// A `tools/call` answered with a task handle (`CreateTask` before
+    /// 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered with a
+    /// task that has ended: `completed` delivers its result, `failed` and
+    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
+    /// end it without one. Only answers with the request's own id count.
+    fn task_exchange<'a>(
+        &'a self,
+        response: &'a mut RouterResponse,
+    ) -> TaskExchange<'a, McpResponse> {
+        if !id::matches(&self.id, &response.id) {
+            return TaskExchange::None;
+        }
+        match (&self.tool, &self.task_id, &mut response.inner) {
+            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl,
+            },
+            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.metadata.task_id,
+                ttl_ms: created.task.metadata.ttl_ms,
+            },
+            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
+            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
+                Some(TaskStatus::Completed) => TaskExchange::Result {
+                    task_id,
+                    result: answer,
+                },
+                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
+        }
+    }
+}
+
+/// The status of the task a `tasks/get` answer describes.
+fn delivered_status(answer: &McpResponse) -> Option<TaskStatus> {
+    match answer {
+        McpResponse::GetTaskInfo(task) => Some(task.status),
+        McpResponse::FinalGetTask(got) => Some(match &got.task {
+            DetailedTask::Completed { .. } => TaskStatus::Completed,
+            DetailedTask::Failed { .. } => TaskStatus::Failed,
+            DetailedTask::Cancelled { .. } => TaskStatus::Cancelled,
+            // Working, input required, or a state this version does not know.
+            _ => return None,
+        }),
+        _ => None,
     }
 }

@@ -1,6 +1,9 @@
-//! tower-mcp's typed `tools/call` result.
+//! tower-mcp's typed `tools/call` result, and the result of a task in its
+//! answer to `tasks/get`.
 
-use ::tower_mcp::{CallToolResult, Content};
+use ::tower_mcp::tasks::DetailedTask;
+use ::tower_mcp::{CallToolResult, Content, McpResponse};
+use serde_json::{Map, Value};
 
 use crate::exchange::ToolResult;
 
@@ -24,5 +27,51 @@ impl ToolResult for CallToolResult {
             meta: None,
         };
         self.content.insert(0, item);
+    }
+}
+
+/// The result a task delivers in tower-mcp's answer to `tasks/get`: the
+/// `CallToolResult` of a completed `GetTaskInfo` (before protocol 2026-07-28),
+/// or the JSON object of a completed `FinalGetTask` (from it). Either is read
+/// exactly as the result of a direct call. Any other answer holds no result
+/// the layer may rewrite.
+impl ToolResult for McpResponse {
+    fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
+        let (typed, json) = match delivered_result(self)? {
+            Delivered::Typed(result) => (Some(result.error_texts()?), None),
+            Delivered::Json(result) => (None, Some(result.error_texts()?)),
+        };
+        // One of the two is `Some`: chained, they make one iterator type.
+        Some(
+            typed
+                .into_iter()
+                .flatten()
+                .chain(json.into_iter().flatten()),
+        )
+    }
+
+    fn insert_text(&mut self, text: String) {
+        match delivered_result(self) {
+            Some(Delivered::Typed(result)) => result.insert_text(text),
+            Some(Delivered::Json(result)) => result.insert_text(text),
+            None => {}
+        }
+    }
+}
+
+/// Where a `tasks/get` answer holds the task's result.
+enum Delivered<'a> {
+    Typed(&'a mut CallToolResult),
+    Json(&'a mut Map<String, Value>),
+}
+
+fn delivered_result(answer: &mut McpResponse) -> Option<Delivered<'_>> {
+    match answer {
+        McpResponse::GetTaskInfo(task) => task.result.as_mut().map(Delivered::Typed),
+        McpResponse::FinalGetTask(got) => match &mut got.task {
+            DetailedTask::Completed { result, .. } => Some(Delivered::Json(result)),
+            _ => None,
+        },
+        _ => None,
     }
 }

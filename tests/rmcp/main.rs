@@ -17,5 +17,6 @@ mod servers;
 mod shaping;
 mod stack;
 mod stdio_example;
+mod task_panics;
 mod timeouts;
 mod tower_handler;

@@ -1,6 +1,6 @@
 //! The `rmcp_stdio` example as an MCP client meets it: started as a child
-//! process and spoken to with rmcp's client over the child's real stdin and
-//! stdout.
+//! process and spoken to with rmcp's client, or in raw JSON lines, over the
+//! child's real stdin and stdout.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use crate::support::example::example_binary;
+use crate::support::line_client::{LineClient, tasks_client_2025_11_25};
 use crate::support::{HIDDEN_TOOL_MESSAGE, within_hang_guard};
 
 /// How often the task tests poll `tasks/get`.
@@ -254,6 +255,72 @@ async fn the_task_tools_run_as_ordinary_calls_for_a_client_without_tasks() {
         session
     })
     .await;
+}
+
+/// The error text of the task in the raw-JSON task test.
+const TASK_MESSAGE: &str = "quota exceeded: 3 of 3 exports used today";
+
+/// A client of protocol 2025-11-25 that declares the tasks extension
+/// (`capabilities.extensions`), in raw JSON lines. rmcp 3.11 runs `fail_task`
+/// as a task for it and answers with the tasks extension's own shapes (a flat
+/// handle with `resultType: "task"`, the result inline in the `tasks/get` of
+/// the completed task, `resultType` kept): the task's result comes back
+/// rewrapped there, byte for byte. rmcp 3.11 has no `tasks/result` request (the 2025-11-25 way to fetch a
+/// result; its `ClientRequest` has no such variant), so that method is answered
+/// with "method not found", and `tasks/get` is how this client gets the result.
+#[tokio::test]
+async fn a_2025_11_25_client_declaring_the_tasks_extension_gets_the_task_result_rewrapped() {
+    let run = async {
+        let mut child = Command::new(example_binary("rmcp_stdio"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the example starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let mut client =
+            LineClient::initialized_with(stdout, stdin, tasks_client_2025_11_25()).await;
+
+        let arguments = json!({"name": "fail_task", "arguments": {"message": TASK_MESSAGE}});
+        let handle = client.request(json!(1), "tools/call", arguments).await;
+        assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+        assert_eq!(handle["result"]["status"], "working", "{handle}");
+        let task_id = handle["result"]["taskId"]
+            .as_str()
+            .expect("a task id")
+            .to_owned();
+
+        let done = client.poll_task(2, &task_id, TASK_POLL).await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        assert_eq!(done["result"]["result"]["isError"], true, "{done}");
+        // Kept for this client too: rmcp strips it from ordinary results only.
+        assert_eq!(done["result"]["resultType"], "complete", "{done}");
+        assert_eq!(done["result"]["result"]["resultType"], "complete", "{done}");
+        let element = render_error("fail_task", TASK_MESSAGE);
+        assert_eq!(
+            done["result"]["result"]["content"][0]["text"],
+            element.as_str()
+        );
+        let on_the_wire = serde_json::to_string(&element).unwrap();
+        assert!(
+            client.received.contains(&on_the_wire),
+            "{}",
+            client.received
+        );
+
+        let fetched = client
+            .request(json!(1000), "tasks/result", json!({"taskId": task_id}))
+            .await;
+        assert_eq!(fetched["error"]["code"], -32601, "{fetched}");
+
+        // Closing stdin ends the server.
+        drop(client);
+        let status = child.wait().await.expect("the example is waited for");
+        assert!(status.success(), "the example exited with {status}");
+    };
+    within_hang_guard("the raw-JSON task session", run).await;
 }
 
 /// Time cannot be paused across processes: the timeout here is real, and only

@@ -47,9 +47,9 @@ enum NotCarried {
     /// handle notifications themselves.
     Notification,
     /// A sequence of exchanges that follows a task from its handle to its
-    /// result: over tower-mcp the layer does not follow tasks (see the
-    /// `tower_mcp` module docs), and tower-mcp has no `tasks/result` request
-    /// (2025-11-25).
+    /// result: this harness runs one request at a time, and tower-mcp has no
+    /// `tasks/result` request (2025-11-25). Tasks over tower-mcp are tested in
+    /// `tasks.rs`.
     Sequence,
     /// Anything else, with tower-mcp's complaint.
     Other(String),

@@ -1,0 +1,133 @@
+//! A task whose operation panics, in process: an rmcp server running its tool
+//! as a task on rmcp's `TaskManager`, the operation wrapped in
+//! `catch_task_panics`, layered, and a 2025-11-25 client that declared the tasks
+//! extension, reading the raw wire over a duplex. The element delivered by
+//! `tasks/get` is the one a panicking direct call gets: with the payload under
+//! `expose_panic_messages(true)`, without a byte of it otherwise.
+
+use std::time::Duration;
+
+use mcp_tool_errors::rmcp::{ServerHandlerExt, catch_task_panics};
+use mcp_tool_errors::{ToolErrorLayer, render_error};
+use rmcp::ServiceExt as _;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolResponse, CreateTaskResult, GetTaskParams, GetTaskResult, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskManager, TaskOptions};
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde_json::Value;
+
+use crate::support::HIDDEN_TOOL_MESSAGE;
+use crate::support::line_client::{LineClient, tasks_client_2025_11_25};
+use crate::support::quiet_panics::silence_expected_panics;
+use crate::support::secret_payload::{SECRET, assert_nothing_of_the_payload_in, panic_with_secret};
+
+/// How often the client polls `tasks/get` (the clock is paused: no real wait).
+const POLL: Duration = Duration::from_millis(100);
+
+/// A server whose one tool always runs as a task, and panics in it.
+#[derive(Clone)]
+struct TaskServer {
+    tool_router: ToolRouter<Self>,
+    tasks: TaskManager,
+}
+
+#[tool_router]
+impl TaskServer {
+    #[tool(description = "Runs as a task that panics with a credential in the message")]
+    async fn crash(&self) -> CallToolResponse {
+        let task = self.tasks.spawn(
+            TaskOptions::default(),
+            catch_task_panics(|_| {
+                Box::pin(async {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    panic_with_secret()
+                })
+            }),
+        );
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TaskServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+}
+
+/// Calls `crash` as a task through `layer` and polls until the task has ended:
+/// the final `tasks/get` answer, and every line the client received.
+async fn crash_as_task(layer: ToolErrorLayer) -> (Value, String) {
+    silence_expected_panics();
+    let server = TaskServer {
+        tool_router: TaskServer::tool_router(),
+        tasks: TaskManager::new(),
+    };
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let serving = tokio::spawn(async move {
+        let running = server.layer(layer).serve(server_io).await;
+        let _ = running.expect("the server starts").waiting().await;
+    });
+    let (reader, writer) = tokio::io::split(client_io);
+    let mut client = LineClient::initialized_with(reader, writer, tasks_client_2025_11_25()).await;
+    let handle = client.call_tool(1, "crash").await;
+    assert_eq!(handle["result"]["status"], "working", "{handle}");
+    let task_id = handle["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task handle: {handle}"))
+        .to_owned();
+    let done = client.poll_task(2, &task_id, POLL).await;
+    serving.abort();
+    (done, client.received)
+}
+
+fn delivered_text(answer: &Value) -> &str {
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(answer["result"]["result"]["isError"], true, "{answer}");
+    answer["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text item: {answer}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicked_task_delivers_the_hidden_sentence_and_no_byte_of_the_payload() {
+    let (done, received) = crash_as_task(ToolErrorLayer::new()).await;
+    assert_eq!(
+        delivered_text(&done),
+        render_error("crash", HIDDEN_TOOL_MESSAGE)
+    );
+    assert_nothing_of_the_payload_in(&received);
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_expose_panic_messages_a_panicked_task_delivers_the_payload_in_the_element() {
+    let (done, received) = crash_as_task(ToolErrorLayer::new().expose_panic_messages(true)).await;
+    let payload = format!("[expected] connecting with token={SECRET} failed");
+    assert_eq!(
+        delivered_text(&done),
+        render_error(
+            "crash",
+            &format!("The tool failed with an internal error: {payload}")
+        )
+    );
+    assert!(received.contains(SECRET), "{received}");
+}
