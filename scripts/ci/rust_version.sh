@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that the `rust-version` of Cargo.toml is true: that no package in the
-# locked dependency graph asks for a newer Rust, for the default features, each
-# feature alone and all of them together.
+# locked dependency graph asks for a newer Rust, for every feature set of
+# scripts/ci/feature_sets.sh (the default, each feature alone, all of them).
 #
 # Two verdicts, both fatal:
 #   - a dependency of the library (normal or build, at any depth): every user
@@ -18,21 +18,13 @@ log() { echo "rust-version: $*" >&2; }
 
 metadata() { cargo metadata --format-version 1 "$@"; }
 
-# The features to try, read from Cargo.toml: every one but `default`.
-features=$(metadata --no-deps | python3 -c '
-import json, sys
-root = json.load(sys.stdin)["packages"][0]
-print(" ".join(f for f in root["features"] if f != "default"))
-')
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-metadata >"$tmp/default.json"
-for feature in $features; do
-  metadata --no-default-features --features "$feature" >"$tmp/only-$feature.json"
-done
-metadata --all-features >"$tmp/all-features.json"
+while read -r name flags; do
+  # shellcheck disable=SC2086 # the flags are separate words
+  metadata $flags >"$tmp/$name.json"
+done < <(scripts/ci/feature_sets.sh)
 
 python3 - "$tmp"/*.json <<'PY'
 import json
