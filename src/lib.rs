@@ -108,6 +108,21 @@
 //!   gets no response;
 //! - every caught panic is logged with `tracing::error!` (tool, id, payload).
 //!
+//! **Timeouts** (opt-in, [`ToolErrorLayer::tool_timeout`],
+//! [`ToolErrorLayer::tool_timeout_for`]): a `tools/call` not answered in time is
+//! answered with an `isError` result, `The tool did not finish within D and was
+//! cancelled.`, and the handler's future is dropped. Only `tools/call` is timed.
+//!
+//! **Tasks.** A `tools/call` answered with a task handle is remembered (at most
+//! [`MAX_REMEMBERED_TASKS`]), and the task's `isError` result is rewrapped where
+//! it is delivered (`tasks/get`, and `tasks/result` on the JSON path).
+//!
+//! **Sanitizing** (opt-in, [`ToolErrorLayer::redact_secrets`],
+//! [`ToolErrorLayer::redact_with`], [`ToolErrorLayer::max_error_bytes`],
+//! [`install_panic_hook`]): credentials in error texts become `[REDACTED]`, error
+//! bodies are capped, and caught panic payloads stay off stderr. With every
+//! option off, the output is the go-gerrit-mcp element of the tool's own text.
+//!
 //! **Errors.** `Error = S::Error`: an error of the inner service passes through as
 //! it is. The layer makes an error of its own only where the message type cannot
 //! carry an answer otherwise, each listed on [`ToolErrors`].
