@@ -1,86 +1,30 @@
 //! What the layer costs in heap allocations, counted exactly: nothing for a
 //! message that passes through or a `tools/call` that succeeds (with a timeout
-//! or without), one per rewrapped text block.
+//! or without), one per rewrapped text block. This is the JSON path; the rmcp
+//! and tower-mcp paths are counted in `tests/allocations_by_path.rs`.
 //!
 //! Every figure is the layered service minus the bare one, for the same inner
 //! service and the same message, so the allocations of the inner service and of
 //! the messages themselves cancel out. Only the current thread is counted: the
 //! other threads of the test harness cannot disturb a count, and futures are
 //! polled right here with a no-op waker instead of on a runtime.
-#![allow(
-    unsafe_code,
-    reason = "a global allocator is an unsafe trait; this one only counts and forwards to System"
-)]
 
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::{Ready, poll_fn, ready};
 use std::task::{Context, Poll};
 
 use std::time::Duration;
 
+use counting_allocator::count_allocations;
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::complete::complete;
 use support::tool_call;
 use tower::{Layer, Service};
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// The system allocator, counting the allocations of the threads that ask for it.
-struct CountingAllocator;
-
-thread_local! {
-    /// `Some(n)` while this thread counts: `n` allocations so far.
-    static ALLOCATIONS: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-/// An allocation is any call that may take new memory: `alloc`, `alloc_zeroed`
-/// and `realloc` (a string that grows is not sized up front).
-fn note_allocation() {
-    if let Some(count) = ALLOCATIONS.get() {
-        ALLOCATIONS.set(Some(count + 1));
-    }
-}
-
-// SAFETY (for every method): the calls are forwarded unchanged to `System`, which
-// upholds the `GlobalAlloc` contract; the counting touches only a const-initialised
-// thread-local `Cell`, which never allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// Runs `run` and returns what it returned (dropped by the caller, after the
-/// count) and how many allocations it made on this thread.
-fn count_allocations<T>(run: impl FnOnce() -> T) -> (T, usize) {
-    ALLOCATIONS.set(Some(0));
-    let output = run();
-    let count = ALLOCATIONS
-        .take()
-        .expect("counting was switched off while counting");
-    (output, count)
-}
 
 /// One request through `service`, as a Tower client sends it.
 fn respond<S>(service: &mut S, request: Value) -> S::Response
