@@ -8,22 +8,27 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
+use tracing::Span;
 
 use crate::config::Config;
 use crate::exchange::Pending;
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
+use crate::telemetry::{self, Cause};
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
     ///
     /// Polls the inner future in the caller's task (never spawned, so task-locals
-    /// keep working) and catches a panic there as well.
+    /// keep working) and catches a panic there as well, inside the request span.
     pub struct ResponseFuture<F, P, R> {
         #[pin]
         state: State<F>,
         pending: P,
         config: Config<R>,
+        // Entered at every poll, so the inner future and the layer's own events
+        // run inside it; disabled (and free) without a subscriber that records it.
+        span: Span,
     }
 }
 
@@ -39,19 +44,21 @@ pin_project! {
 }
 
 impl<F, P, R> ResponseFuture<F, P, R> {
-    pub(crate) fn running(future: F, pending: P, config: Config<R>) -> Self {
+    pub(crate) fn running(future: F, pending: P, config: Config<R>, span: Span) -> Self {
         Self {
             state: State::Running { future },
             pending,
             config,
+            span,
         }
     }
 
-    pub(crate) fn panicked(panic: CaughtPanic, pending: P, config: Config<R>) -> Self {
+    pub(crate) fn panicked(panic: CaughtPanic, pending: P, config: Config<R>, span: Span) -> Self {
         Self {
             state: State::Panicked { panic },
             pending,
             config,
+            span,
         }
     }
 }
@@ -66,6 +73,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
+        let _entered = this.span.enter();
         let panic = match this.state.as_mut().project() {
             StateProj::Running { future } => {
                 match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
@@ -77,6 +85,10 @@ where
                                 this.config.rewrap(result, tool)
                             });
                         }
+                        let pending = &*this.pending;
+                        telemetry::record_outcome(this.span, Cause::Service, || {
+                            pending.outcome(&result)
+                        });
                         return Poll::Ready(result);
                     }
                     Err(payload) => {
@@ -92,7 +104,9 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        Poll::Ready(answer_panic(this.pending, &panic, this.config))
+        let answer = answer_panic(this.pending, &panic, this.config);
+        telemetry::record_outcome(this.span, Cause::Panic, || this.pending.outcome(&answer));
+        Poll::Ready(answer)
     }
 }
 

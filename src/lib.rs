@@ -131,6 +131,7 @@ mod render;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 mod service;
+pub mod telemetry;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;

@@ -10,6 +10,7 @@ use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
 use crate::panic::CaughtPanic;
 use crate::render::{ErrorRenderer, Llmxml};
+use crate::telemetry;
 
 /// Rewraps the text of `isError` tool results and answers panics of the inner
 /// service; everything else passes through unchanged.
@@ -94,11 +95,15 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
+        let span = telemetry::request_span(&request);
         let pending = request.pending();
         let config = self.config.clone();
-        match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, pending, config),
-            Err(payload) => ResponseFuture::panicked(CaughtPanic::new(payload), pending, config),
+        let call = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| self.inner.call(request))));
+        match call {
+            Ok(future) => ResponseFuture::running(future, pending, config, span),
+            Err(payload) => {
+                ResponseFuture::panicked(CaughtPanic::new(payload), pending, config, span)
+            }
         }
     }
 }

@@ -6,18 +6,23 @@
 //!
 //! - [`Request`] on the request type: what the layer must remember about the
 //!   request before it hands the request on (its id, and the tool name of a
-//!   `tools/call`);
-//! - [`Pending`] on that memory: where the tool results are in the response, and
-//!   how to answer the request when the inner service panicked;
+//!   `tools/call`), and, for the request span, a [`RequestView`] of it;
+//! - [`Pending`] on that memory: where the tool results are in the response, how
+//!   to answer the request when the inner service panicked, and the request's
+//!   [`Outcome`] for its span;
 //! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
 //!   add one.
 //!
 //! The crate implements them for [`serde_json::Value`] (see [`JsonPending`]) and,
 //! behind features, for rmcp and tower-mcp messages.
 
+mod outcome;
 pub(crate) mod request_id;
+mod view;
 
 pub use crate::json::JsonPending;
+pub use outcome::Outcome;
+pub use view::RequestView;
 
 /// A request the layer can read before the inner service takes it.
 pub trait Request {
@@ -27,6 +32,12 @@ pub trait Request {
     /// Reads what the layer needs to find the request's tool results in the
     /// response, or to answer the request itself.
     fn pending(&self) -> Self::Pending;
+
+    /// What the request span records of the request; `None` when the message is
+    /// not one request or notification (a batch, or a response from the client).
+    ///
+    /// Called only when a subscriber records the span, before `pending`.
+    fn view(&self) -> Option<RequestView<'_>>;
 }
 
 /// What the layer remembered of a request in flight, used to rewrite its response.
@@ -50,6 +61,11 @@ pub trait Pending<Response, Error> {
         &self,
         answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
     ) -> Result<Response, Error>;
+
+    /// How the request ended, read from `result`: the inner service's answer
+    /// (already rewrapped), or the layer's own after a panic. Called only when a
+    /// subscriber records the request span.
+    fn outcome(&self, result: &Result<Response, Error>) -> Outcome;
 }
 
 /// A `tools/call` result whose text items the layer can rewrap.

@@ -1,11 +1,17 @@
 //! Reading a JSON-RPC request (or batch) into [`JsonPending`].
 
-use compact_str::CompactString;
-use serde_json::Value;
+use std::borrow::Cow;
 
-use super::field::str_field;
-use crate::exchange::Request;
+use compact_str::CompactString;
+use serde_json::{Map, Value};
+
+use super::field::{field, str_field};
 use crate::exchange::request_id::RequestId;
+use crate::exchange::{Request, RequestView};
+
+/// The `_meta` key of the protocol version each request carries from MCP
+/// 2026-07-28 on.
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// What the layer remembers of a JSON-RPC message or batch: for each request, its
 /// id and, for a `tools/call`, the tool name.
@@ -44,10 +50,43 @@ impl Request for Value {
         };
         JsonPending { shape }
     }
+
+    fn view(&self) -> Option<RequestView<'_>> {
+        let request = RequestFields::read(self)?;
+        let meta = request
+            .params
+            .and_then(|params| field(params, "_meta"))
+            .and_then(Value::as_object);
+        let meta_str = |key| meta.and_then(|meta| str_field(meta, key));
+        let protocol_version = meta_str(PROTOCOL_VERSION_META).or_else(|| match request.method {
+            "initialize" => request
+                .params
+                .and_then(|params| str_field(params, "protocolVersion")),
+            _ => None,
+        });
+        let view = RequestView::new(request.method)
+            .with_tool(request.tool())
+            .with_protocol_version(protocol_version.map(Cow::Borrowed))
+            .with_trace_context(meta_str("traceparent"), meta_str("tracestate"));
+        Some(match request.id {
+            None | Some(Value::Null) => view,
+            Some(Value::String(id)) => view.with_id(id),
+            Some(id) => view.with_id(id),
+        })
+    }
 }
 
-impl JsonCall {
-    fn read(message: &Value) -> Option<Self> {
+/// The members of a JSON-RPC request the layer reads.
+struct RequestFields<'a> {
+    method: &'a str,
+    params: Option<&'a Map<String, Value>>,
+    /// `None` for a notification.
+    id: Option<&'a Value>,
+}
+
+impl<'a> RequestFields<'a> {
+    /// `None` when `message` is not a request or notification.
+    fn read(message: &'a Value) -> Option<Self> {
         // One pass over the keys: a JSON-RPC request has a handful of them.
         let (mut method, mut params, mut id) = (None, None, None);
         for (key, value) in message.as_object()? {
@@ -58,15 +97,28 @@ impl JsonCall {
                 _ => {}
             }
         }
-        let tool = match method? {
-            "tools/call" => params
-                .and_then(|params| str_field(params, "name"))
-                .map(CompactString::from),
-            _ => None,
-        };
         Some(Self {
-            id: id.map(RequestId::from_value),
-            tool,
+            method: method?,
+            params,
+            id,
+        })
+    }
+
+    /// `params.name` of a `tools/call`.
+    fn tool(&self) -> Option<&'a str> {
+        match self.method {
+            "tools/call" => self.params.and_then(|params| str_field(params, "name")),
+            _ => None,
+        }
+    }
+}
+
+impl JsonCall {
+    fn read(message: &Value) -> Option<Self> {
+        let request = RequestFields::read(message)?;
+        Some(Self {
+            id: request.id.map(RequestId::from_value),
+            tool: request.tool().map(CompactString::from),
         })
     }
 }

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::field::field;
 use super::pending::{JsonCall, JsonPending, Shape};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, PanicAnswer, PanickedCall, Pending};
+use crate::exchange::{INTERNAL_ERROR, Outcome, PanicAnswer, PanickedCall, Pending};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -59,6 +59,29 @@ impl<E> Pending<Value, E> for JsonPending {
         };
         Ok(response.unwrap_or(Value::Null))
     }
+
+    fn outcome(&self, result: &Result<Value, E>) -> Outcome {
+        match result {
+            Ok(response) => self.response_outcome(response),
+            Err(_) => Outcome::ServiceError,
+        }
+    }
+}
+
+impl JsonPending {
+    /// How the request ended, read from its response (or batch of responses).
+    fn response_outcome(&self, response: &Value) -> Outcome {
+        let calls_tool = match &self.shape {
+            Shape::Single(call) => call.as_ref().is_some_and(|call| call.tool.is_some()),
+            Shape::Batch(calls) => calls.iter().flatten().any(|call| call.tool.is_some()),
+        };
+        match response {
+            Value::Array(answers) => answers.iter().fold(Outcome::Success, |outcome, answer| {
+                outcome.or_else(|| answer_outcome(answer, calls_tool))
+            }),
+            answer => answer_outcome(answer, calls_tool),
+        }
+    }
 }
 
 impl<E> Pending<Option<Value>, E> for JsonPending {
@@ -80,6 +103,39 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
     ) -> Result<Option<Value>, E> {
         Pending::<Value, E>::panic_response(self, answer)
             .map(|response| (!response.is_null()).then_some(response))
+    }
+
+    fn outcome(&self, result: &Result<Option<Value>, E>) -> Outcome {
+        match result {
+            Ok(Some(response)) => self.response_outcome(response),
+            Ok(None) => Outcome::Success,
+            Err(_) => Outcome::ServiceError,
+        }
+    }
+}
+
+/// How one JSON-RPC response ended; `calls_tool` says whether the request held a
+/// `tools/call`, the only request whose result can be an `isError` result.
+fn answer_outcome(answer: &Value, calls_tool: bool) -> Outcome {
+    let Some(answer) = answer.as_object() else {
+        return Outcome::Success;
+    };
+    if let Some(error) = field(answer, "error") {
+        return match error.as_object().and_then(|error| field(error, "code")) {
+            Some(code) => {
+                code.as_i64()
+                    .map_or(Outcome::ServiceError, |code| Outcome::ErrorResponse {
+                        code,
+                    })
+            }
+            None => Outcome::ServiceError,
+        };
+    }
+    let is_error =
+        |result: &Map<String, Value>| field(result, "isError") == Some(&Value::Bool(true));
+    match field(answer, "result").and_then(Value::as_object) {
+        Some(result) if calls_tool && is_error(result) => Outcome::ToolError,
+        _ => Outcome::Success,
     }
 }
 

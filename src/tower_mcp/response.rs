@@ -4,7 +4,7 @@ use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{PanicAnswer, PanickedCall, Pending};
+use crate::exchange::{Outcome, PanicAnswer, PanickedCall, Pending};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
@@ -47,5 +47,16 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
             id: id::to_router_id(&self.id),
             inner,
         })
+    }
+
+    fn outcome(&self, result: &Result<RouterResponse, E>) -> Outcome {
+        match result.as_ref().map(|response| &response.inner) {
+            Ok(Ok(McpResponse::CallTool(result))) if result.is_error => Outcome::ToolError,
+            Ok(Ok(_)) => Outcome::Success,
+            Ok(Err(error)) => Outcome::ErrorResponse {
+                code: error.code.into(),
+            },
+            Err(_) => Outcome::ServiceError,
+        }
     }
 }
