@@ -2,17 +2,24 @@
 //!
 //! - `pass_through`, `tools_call`: a realistic round trip (parse the request bytes,
 //!   dispatch, serialize the response) through the bare server, the layered one,
-//!   and a minimal hand-written panic catcher for reference;
+//!   the layered one with a `tool_timeout` (`layered_timeout`), and a minimal
+//!   hand-written panic catcher for reference;
 //! - `rewrap`: `render_error` over messages from 64 B to 16 MiB, next to a
 //!   `String::clone` of the same message;
 //! - `caught_panic`: a panicking handler answered by the layer, next to a bare
 //!   `catch_unwind` of the same panic;
+//! - `sanitize`: an error of 1 MiB rewrapped with `redact_secrets(true)` and one
+//!   of 16 MiB with `max_error_bytes(4096)`, each next to the same rewrap with
+//!   no option; `tools_call/layered_sanitizing` is the success path with every
+//!   option on.
 //! - `tools_call_filtered`, `tools_call_traced`: the `tools_call` round trip under
 //!   a subscriber that filters the request span out (level `WARN`), and under a
 //!   `tracing-opentelemetry` pipeline that records and exports it (to an exporter
 //!   that drops it, so the network is not timed).
 //!
 //! Futures are polled on this thread with a no-op waker, so no runtime is timed.
+//! A tokio runtime is entered (never driven) for the whole run, since a timeout
+//! starts tokio's timer.
 
 mod support;
 
@@ -20,22 +27,29 @@ use std::convert::Infallible;
 use std::future::{Future, Ready, poll_fn, ready};
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll, Waker};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use mcp_tool_errors::{ToolErrors, render_error};
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use pin_project_lite::pin_project;
 use serde_json::{Value, json};
+use support::complete::complete;
 use support::{Estimates, Summary};
-use tower::Service;
+use tower::{Layer, Service};
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 
 fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime for the timer");
+    let _in_runtime = runtime.enter();
     if let Some(spec) = std::env::var_os("BENCH_REPEAT") {
         support::repeat(&spec.to_string_lossy(), routine);
         return;
@@ -45,6 +59,7 @@ fn main() {
     round_trips(&mut criterion);
     rewrap(&mut criterion);
     caught_panic(&mut criterion);
+    sanitize(&mut criterion);
     criterion.final_summary();
     summarize(&estimates);
 }
@@ -86,6 +101,11 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                 _ => None,
             };
         }
+        "sanitize" => {
+            let (kind, size) = bench.split_once('/')?;
+            let mut service = sanitize_service(kind, size.parse().ok()?)?;
+            return Some(Box::new(move || drop(black_box(rewrap_once(&mut service)))));
+        }
         "caught_panic" => {
             std::panic::set_hook(Box::new(|_| {}));
             let request: Value = serde_json::from_slice(TOOLS_CALL).expect("the request is JSON");
@@ -102,9 +122,10 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
         }
         _ => return None,
     };
-    let (mut bare, mut layered, mut reference) = (
+    let (mut bare, mut layered, mut timed, mut reference) = (
         Server,
         ToolErrors::new(Server),
+        with_timeout(Server),
         CatchPanic { inner: Server },
     );
     match bench {
@@ -114,11 +135,28 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
         "layered" => Some(Box::new(move || {
             drop(black_box(round_trip(&mut layered, black_box(request))))
         })),
+        "layered_timeout" => Some(Box::new(move || {
+            drop(black_box(round_trip(&mut timed, black_box(request))))
+        })),
         "catch_panic" => Some(Box::new(move || {
             drop(black_box(round_trip(&mut reference, black_box(request))))
         })),
+        "layered_sanitizing" => {
+            let mut sanitizing = sanitizing_layer().layer(Server);
+            Some(Box::new(move || {
+                drop(black_box(round_trip(&mut sanitizing, black_box(request))))
+            }))
+        }
         _ => None,
     }
+}
+
+/// Every sanitizing option on: redaction, a scrubber with nothing to do, a cap.
+fn sanitizing_layer() -> ToolErrorLayer {
+    ToolErrorLayer::new()
+        .redact_secrets(true)
+        .redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
+        .max_error_bytes(64 * 1024)
 }
 
 /// A `tools/list`: the layer only reads the method.
@@ -131,10 +169,15 @@ fn round_trips(c: &mut Criterion) {
         let mut group = c.benchmark_group(group_name);
         let mut bare = Server;
         let mut layered = ToolErrors::new(Server);
+        let mut timed = with_timeout(Server);
         let mut reference = CatchPanic { inner: Server };
         assert_eq!(
             round_trip(&mut bare, request),
             round_trip(&mut layered, request)
+        );
+        assert_eq!(
+            round_trip(&mut bare, request),
+            round_trip(&mut timed, request)
         );
         group.bench_function("bare", |b| {
             b.iter(|| round_trip(&mut bare, black_box(request)))
@@ -142,9 +185,22 @@ fn round_trips(c: &mut Criterion) {
         group.bench_function("layered", |b| {
             b.iter(|| round_trip(&mut layered, black_box(request)))
         });
+        group.bench_function("layered_timeout", |b| {
+            b.iter(|| round_trip(&mut timed, black_box(request)))
+        });
         group.bench_function("catch_panic", |b| {
             b.iter(|| round_trip(&mut reference, black_box(request)))
         });
+        if group_name == "tools_call" {
+            let mut sanitizing = sanitizing_layer().layer(Server);
+            assert_eq!(
+                round_trip(&mut bare, request),
+                round_trip(&mut sanitizing, request)
+            );
+            group.bench_function("layered_sanitizing", |b| {
+                b.iter(|| round_trip(&mut sanitizing, black_box(request)))
+            });
+        }
         group.finish();
     }
     for group_name in ["tools_call_filtered", "tools_call_traced"] {
@@ -201,26 +257,24 @@ impl SpanExporter for Discard {
     }
 }
 
+/// `inner` behind the layer with a timeout for every tool (and one of its own for
+/// another tool, so that the per-tool lookup is paid too).
+fn with_timeout<S>(inner: S) -> ToolErrors<S> {
+    ToolErrorLayer::new()
+        .tool_timeout(Duration::from_secs(30))
+        .tool_timeout_for("get_merge_request", Duration::from_secs(300))
+        .layer(inner)
+}
+
 /// What a JSON-RPC server does with one message: parse, handle, serialize.
 fn round_trip<S>(service: &mut S, request: &[u8]) -> Vec<u8>
 where
     S: Service<Value, Response = Value, Error = Infallible>,
 {
     let request: Value = serde_json::from_slice(request).expect("the request is JSON");
-    let Ok(()) = block_on(poll_fn(|cx| service.poll_ready(cx)));
-    let Ok(response) = block_on(service.call(request));
+    let Ok(()) = complete(poll_fn(|cx| service.poll_ready(cx)));
+    let Ok(response) = complete(service.call(request));
     serde_json::to_vec(&response).expect("a Value always serializes")
-}
-
-/// Polls `future` to completion on this thread.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 /// A small MCP server over `Value`s: lists three tools and answers calls to them.
@@ -369,6 +423,87 @@ fn error_message(size: usize) -> String {
     message
 }
 
+const REDACT_SIZE: usize = 1 << 20;
+const CAP_SIZE: usize = 16 << 20;
+
+fn sanitize(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sanitize");
+    for (kind, size) in [
+        ("plain", REDACT_SIZE),
+        ("redact_secrets", REDACT_SIZE),
+        ("plain", CAP_SIZE),
+        ("max_error_bytes", CAP_SIZE),
+    ] {
+        let mut service = sanitize_service(kind, size).expect("a known kind");
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_function(BenchmarkId::new(kind, size), |b| {
+            b.iter(|| rewrap_once(&mut service))
+        });
+    }
+    group.finish();
+}
+
+/// The layer over a tool failing with `size` bytes of upstream error text, with
+/// the option `kind` on (`plain`: none).
+fn sanitize_service(kind: &str, size: usize) -> Option<ToolErrors<FailingUpstream>> {
+    let layer = match kind {
+        "plain" => ToolErrorLayer::new(),
+        "redact_secrets" => ToolErrorLayer::new().redact_secrets(true),
+        "max_error_bytes" => ToolErrorLayer::new().max_error_bytes(4096),
+        _ => return None,
+    };
+    Some(layer.layer(FailingUpstream {
+        text: upstream_error_text(size),
+    }))
+}
+
+/// One failed `tools/call` through `service`: the inner service copies its text
+/// into the response, the layer rewraps it.
+fn rewrap_once(service: &mut ToolErrors<FailingUpstream>) -> Value {
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                         "params": {"name": REWRAP_TOOL, "arguments": {}}});
+    let Ok(response) = complete(service.call(request));
+    response
+}
+
+/// `size` bytes of what an upstream error passed through looks like: URLs with
+/// query strings, paths, SQL, JSON, ids and hashes, with no credential in it
+/// (the common case the scan must be fast for).
+fn upstream_error_text(size: usize) -> String {
+    const LINES: &str = "GET https://api.example.com/v2/search?q=rust+tower&page=2&per_page=50 returned 429 Too Many Requests\n\
+        open /var/lib/app/data/config.yaml: no such file or directory\n\
+        pq: syntax error at or near \"WHERE\" in: SELECT id, token_count FROM sessions WHERE user_id = $1\n\
+        invalid JSON at line 1 column 17: {\"name\": \"alpha\", \"key\": \"user.name\", \"tokens\": 42}\n\
+        request 0f8fad5b-d9cb-469f-a165-70867728950e failed: commit 9fceb02d0ae598e95dc970b74767f19372d61af8 not found\n\
+        validating \"arguments\": /limit: must be <= 100, got 250 (at /arguments/limit)\n";
+    let mut text = LINES.repeat(size / LINES.len() + 1);
+    text.truncate(size);
+    text
+}
+
+/// A tool that always fails with the same text.
+#[derive(Clone)]
+struct FailingUpstream {
+    text: String,
+}
+
+impl Service<Value> for FailingUpstream {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        ready(Ok(json!({
+            "jsonrpc": "2.0", "id": request["id"],
+            "result": {"content": [{"type": "text", "text": self.text}], "isError": true},
+        })))
+    }
+}
+
 fn caught_panic(c: &mut Criterion) {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -394,12 +529,12 @@ fn caught_panic(c: &mut Criterion) {
 /// The panic caught bare; the request is cloned as the layered case clones it.
 fn panic_bare(bare: &mut Panicking, request: &Value) -> Box<dyn std::any::Any + Send> {
     let request = request.clone();
-    catch_unwind(AssertUnwindSafe(|| block_on(bare.call(request)))).expect_err("the handler panics")
+    catch_unwind(AssertUnwindSafe(|| complete(bare.call(request)))).expect_err("the handler panics")
 }
 
 /// The panic caught and answered by the layer.
 fn panic_layered(layered: &mut ToolErrors<Panicking>, request: &Value) -> Value {
-    let Ok(answer) = block_on(layered.call(request.clone()));
+    let Ok(answer) = complete(layered.call(request.clone()));
     answer
 }
 
@@ -443,6 +578,18 @@ fn summarize(estimates: &Estimates) {
         summary.row(
             &format!("{group}: layered / bare, paired"),
             paired(estimates, group, "bare", "layered"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: layered_timeout / bare, criterion medians"),
+            estimates.ratio(group, "layered_timeout", "bare"),
+            support::ratio,
+            "≤ 1.05",
+        );
+        summary.row(
+            &format!("{group}: layered_timeout / bare, paired"),
+            paired(estimates, group, "bare", "layered_timeout"),
             support::ratio,
             "≤ 1.05",
         );
@@ -505,6 +652,46 @@ fn summarize(estimates: &Estimates) {
             "",
         );
     }
+    summary.row(
+        "tools_call: layered_sanitizing / bare (every sanitizing option on), criterion medians",
+        estimates.ratio("tools_call", "layered_sanitizing", "bare"),
+        support::ratio,
+        "≤ 1.05",
+    );
+    summary.row(
+        "tools_call: layered_sanitizing / bare (every sanitizing option on), paired",
+        paired(estimates, "tools_call", "bare", "layered_sanitizing"),
+        support::ratio,
+        "≤ 1.05",
+    );
+    let plain_1m = estimates.median_ns("sanitize", &format!("plain/{REDACT_SIZE}"));
+    let redact_1m = estimates.median_ns("sanitize", &format!("redact_secrets/{REDACT_SIZE}"));
+    summary.row(
+        "sanitize 1 MiB error: rewrap with redact_secrets, whole call",
+        redact_1m.map(|ns| support::throughput_gib_s(REDACT_SIZE, ns)),
+        support::gib_per_s,
+        "",
+    );
+    summary.row(
+        "sanitize 1 MiB error: the redaction scan alone (minus the plain rewrap)",
+        redact_1m
+            .zip(plain_1m)
+            .map(|(redact, plain)| support::throughput_gib_s(REDACT_SIZE, redact - plain)),
+        support::gib_per_s,
+        "≥ 0.195 GiB/s (200 MiB/s)",
+    );
+    summary.row(
+        "sanitize 16 MiB error: rewrap plain",
+        estimates.median_ns("sanitize", &format!("plain/{CAP_SIZE}")),
+        support::micros,
+        "",
+    );
+    summary.row(
+        "sanitize 16 MiB error: rewrap with max_error_bytes(4096)",
+        estimates.median_ns("sanitize", &format!("max_error_bytes/{CAP_SIZE}")),
+        support::micros,
+        "",
+    );
     summary.row(
         "caught panic: bare catch_unwind",
         estimates.median_ns("caught_panic", "catch_unwind"),

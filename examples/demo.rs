@@ -1,13 +1,14 @@
 //! What the layer does, in one command: `cargo run --example demo`.
 //!
 //! An in-process MCP server (a plain `tower::Service` over JSON-RPC messages)
-//! receives seven `tools/call` requests. For each one the demo prints the response
-//! without the layer and with it. Logs (where panic payloads go) are on stderr.
+//! receives eight `tools/call` requests. For each one the demo prints the response
+//! without the layer and with it; the last one hangs, and the layer answers it
+//! with a timeout. Logs (where panic payloads go) are on stderr.
 
 use std::convert::Infallible;
 use std::time::Duration;
 
-use mcp_tool_errors::ServiceBuilderExt;
+use mcp_tool_errors::{ServiceBuilderExt, ToolErrorLayer};
 use serde_json::{Value, json};
 use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 
@@ -39,6 +40,7 @@ async fn server(request: Value) -> Result<Value, Infallible> {
             tokio::time::sleep(Duration::from_millis(1)).await;
             panic!("async deploy failed at /srv/secret/config.toml")
         }
+        "wait_for_lock" => std::future::pending().await,
         _ => {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
         }
@@ -49,6 +51,9 @@ fn tool_call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 }
 
+/// How long the demo waits for an answer before calling the request hung.
+const CLIENT_PATIENCE: Duration = Duration::from_secs(2);
+
 /// Sends `request` to `service` in its own task, as MCP servers do, and describes
 /// what the client would receive.
 async fn send<S>(service: S, request: Value) -> String
@@ -57,11 +62,16 @@ where
     S::Future: Send,
 {
     let task = tokio::spawn(async move { service.oneshot(request).await });
-    match task.await {
-        Ok(Ok(response)) => serde_json::to_string_pretty(&response).unwrap(),
-        Ok(Err(never)) => match never {},
-        Err(_) => "(no response: the handler panicked and its task died; the client waits forever)"
-            .to_owned(),
+    match tokio::time::timeout(CLIENT_PATIENCE, task).await {
+        Ok(Ok(Ok(response))) => serde_json::to_string_pretty(&response).unwrap(),
+        Ok(Ok(Err(never))) => match never {},
+        Ok(Err(_)) => {
+            "(no response: the handler panicked and its task died; the client waits forever)"
+                .to_owned()
+        }
+        Err(_) => format!(
+            "(no response after {CLIENT_PATIENCE:?}: the handler hangs; the client waits forever)"
+        ),
     }
 }
 
@@ -118,4 +128,17 @@ async fn main() {
             .service(service_fn(server));
         println!("{}\n", send(layered, request).await);
     }
+
+    let request = tool_call(8, "wait_for_lock", json!({}));
+    println!(
+        "=== a hung tool is answered when its timeout passes, and cancelled: tools/call wait_for_lock"
+    );
+    println!("--- without the layer");
+    println!("{}", send(service_fn(server), request.clone()).await);
+    let timeout = Duration::from_millis(250);
+    println!("--- with ToolErrorLayer::new().tool_timeout({timeout:?})");
+    let layered = ServiceBuilder::new()
+        .layer(ToolErrorLayer::new().tool_timeout(timeout))
+        .service(service_fn(server));
+    println!("{}", send(layered, request).await);
 }

@@ -6,18 +6,24 @@
 //! ```
 //!
 //! `PORT` defaults to 3000; `PORT=0` asks the system for a free port. The
-//! server logs the address it listens on to stderr.
+//! server logs the address it listens on to stderr. `MCP_TOOL_ERRORS=off`
+//! serves the same tools without the layer, to tell what rmcp does on its own
+//! from what the layer does.
 //!
 //! Besides the demonstration tools (`echo`, `fail`, `panic`, `panic_async`,
-//! `add`), it implements the tools of the MCP conformance suite's
-//! `tools-call-*` scenarios; `scripts/conformance.sh` runs the suite against it.
+//! `add`), it implements the tools (and the prompt) of the MCP conformance
+//! suite's `tools-call-*`, `input-required-result-*` and `tasks-*` scenarios,
+//! and advertises the tasks extension; `scripts/conformance.sh` runs the suite
+//! against it.
 
 mod rmcp_tools;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::ServerHandlerExt;
+use rmcp::task_manager::TaskManager;
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -36,9 +42,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|error| format!("PORT={port}: {error}"))?,
         Err(_) => DEFAULT_PORT,
     };
-    // One server per MCP session, so each session keeps its own log level.
+    let layer_on = std::env::var("MCP_TOOL_ERRORS").map_or(true, |value| value != "off");
+    if !layer_on {
+        tracing::warn!("MCP_TOOL_ERRORS=off: serving without the layer");
+    }
+    // One server per MCP session, so each session keeps its own log level; the
+    // tasks are shared, so that a task can be polled from any session, and so
+    // is the layer's memory of them, through clones of one layer.
+    let tasks = TaskManager::new();
+    let layer = layer_on.then(ToolErrorLayer::new);
     let mcp = StreamableHttpService::new(
-        || Ok(DemoServer::new().with_tool_errors()),
+        move || {
+            let layer = tower::ServiceBuilder::new().option_layer(layer.clone());
+            Ok(DemoServer::with_tasks(tasks.clone()).layer(layer))
+        },
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

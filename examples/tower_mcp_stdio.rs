@@ -12,11 +12,18 @@
 //!   answers without sending it;
 //! - `panic_async`: the same, after an `.await`;
 //! - `add {a, b}`: integer addition; wrong arguments get tower-mcp's own
-//!   validation error, which the layer rewraps.
+//!   validation error, which the layer rewraps;
+//! - `sleep {ms}`: sleeps that long, then returns `slept MS ms`.
+//!
+//! With `MCP_TOOL_TIMEOUT_MS` set to an integer, every tool call gets that many
+//! milliseconds (`ToolErrorLayer::tool_timeout`): `sleep` past it is answered
+//! with an `<error tool="sleep">` element and its handler's future is dropped.
 //!
 //! A call to any other tool is a JSON-RPC error and passes through untouched.
 //! stdout carries JSON-RPC only: the logs, and the panic messages of the default
 //! panic hook, go to stderr.
+
+use std::time::Duration;
 
 use mcp_tool_errors::ToolErrorLayer;
 use schemars::JsonSchema;
@@ -38,6 +45,12 @@ struct EchoInput {
 struct FailInput {
     /// The error message the tool reports.
     message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SleepInput {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -89,6 +102,25 @@ fn add() -> Tool {
         .build()
 }
 
+fn sleep() -> Tool {
+    ToolBuilder::new("sleep")
+        .description("Sleeps `ms` milliseconds, then says so.")
+        .handler(|input: SleepInput| async move {
+            tokio::time::sleep(Duration::from_millis(input.ms)).await;
+            Ok(CallToolResult::text(format!("slept {} ms", input.ms)))
+        })
+        .build()
+}
+
+/// The layer, with `tool_timeout` when `MCP_TOOL_TIMEOUT_MS` holds an integer.
+fn layer_from_env() -> ToolErrorLayer {
+    let timeout_ms = std::env::var("MCP_TOOL_TIMEOUT_MS").ok();
+    match timeout_ms.and_then(|ms| ms.parse().ok()) {
+        Some(ms) => ToolErrorLayer::new().tool_timeout(Duration::from_millis(ms)),
+        None => ToolErrorLayer::new(),
+    }
+}
+
 fn leak_a_secret() -> tower_mcp::Result<CallToolResult> {
     panic!("{LEAKY_PANIC}")
 }
@@ -104,8 +136,9 @@ async fn main() -> Result<(), BoxError> {
         .tool(fail())
         .tool(panic_tool())
         .tool(panic_async())
-        .tool(add());
-    let mut transport = StdioTransport::new(router).layer(ToolErrorLayer::new());
+        .tool(add())
+        .tool(sleep());
+    let mut transport = StdioTransport::new(router).layer(layer_from_env());
     tracing::info!("serving on stdio");
     transport.run().await?;
     Ok(())

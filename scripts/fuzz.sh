@@ -35,21 +35,25 @@ export PATH="$PWD/$TOOLS/bin:$PATH"
 # only, into fuzz/target; the library's normal builds never see it.
 export RUSTC_BOOTSTRAP=1
 
-# Seeds: every golden case as the target reads it: a mode byte (0: the inner
-# service answers; 4 or 5: it panics in `call` or in its future; +8: panic
-# messages exposed), the request, 0xff, the answer.
+# Seeds: every golden exchange (each of a sequence's on its own) as the target
+# reads it: a mode byte (0: the inner service answers; 4 or 5: it panics in
+# `call` or in its future; +8: panic messages exposed), the request, 0xff, the
+# answer.
 corpus=fuzz/corpus/$TARGET
 mkdir -p "$corpus"
 for case in golden/*.in.json; do
   python3 - "$case" "$corpus/golden-$(basename "$case" .in.json)" <<'PY'
 import json, sys
 case = json.load(open(sys.argv[1]))
-inner = case["inner"]
-mode = {None: 0, "call": 4, "poll": 5}[inner.get("panic_in")]
-if case.get("layer", {}).get("expose_panic_messages"):
-    mode |= 8
-answer = json.dumps(inner.get("respond")).encode()
-open(sys.argv[2], "wb").write(bytes([mode]) + json.dumps(case["request"]).encode() + b"\xff" + answer)
+exchanges = case.get("exchanges", [case])
+for n, exchange in enumerate(exchanges):
+    inner = exchange["inner"]
+    mode = {None: 0, "call": 4, "poll": 5}[inner.get("panic_in")]
+    if case.get("layer", {}).get("expose_panic_messages"):
+        mode |= 8
+    answer = json.dumps(inner.get("respond")).encode()
+    seed = sys.argv[2] + (f"-{n}" if len(exchanges) > 1 else "")
+    open(seed, "wb").write(bytes([mode]) + json.dumps(exchange["request"]).encode() + b"\xff" + answer)
 PY
 done
 

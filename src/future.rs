@@ -1,9 +1,8 @@
 //! [`ResponseFuture`], the future of [`ToolErrors`](crate::ToolErrors): the inner
-//! service's future, with the response rewrapped and a panic while polling turned
-//! into an answer.
+//! service's future, with the response rewrapped, and a panic while polling or a
+//! timeout turned into an answer.
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -12,20 +11,29 @@ use tracing::Span;
 
 use crate::config::Config;
 use crate::exchange::Pending;
-use crate::panic::CaughtPanic;
+use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
+use crate::tasks::TaskMemory;
 use crate::telemetry::{self, Cause};
+use crate::timeout::Timer;
+use crate::unanswered::Unanswered;
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
     ///
     /// Polls the inner future in the caller's task (never spawned, so task-locals
     /// keep working) and catches a panic there as well, inside the request span.
+    /// With a timeout, it also holds the timer, and drops the inner future when
+    /// the timer fires first.
     pub struct ResponseFuture<F, P, R> {
         #[pin]
         state: State<F>,
+        // `Some` only when a timeout applies to the request.
+        #[pin]
+        timer: Option<Timer>,
         pending: P,
         config: Config<R>,
+        tasks: TaskMemory,
         // Entered at every poll, so the inner future and the layer's own events
         // run inside it; disabled (and free) without a subscriber that records it.
         span: Span,
@@ -44,20 +52,37 @@ pin_project! {
 }
 
 impl<F, P, R> ResponseFuture<F, P, R> {
-    pub(crate) fn running(future: F, pending: P, config: Config<R>, span: Span) -> Self {
+    pub(crate) fn running(
+        future: F,
+        timer: Option<Timer>,
+        pending: P,
+        config: Config<R>,
+        tasks: TaskMemory,
+        span: Span,
+    ) -> Self {
         Self {
             state: State::Running { future },
+            timer,
             pending,
             config,
+            tasks,
             span,
         }
     }
 
-    pub(crate) fn panicked(panic: CaughtPanic, pending: P, config: Config<R>, span: Span) -> Self {
+    pub(crate) fn panicked(
+        panic: CaughtPanic,
+        pending: P,
+        config: Config<R>,
+        tasks: TaskMemory,
+        span: Span,
+    ) -> Self {
         Self {
             state: State::Panicked { panic },
+            timer: None,
             pending,
             config,
+            tasks,
             span,
         }
     }
@@ -74,69 +99,62 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _entered = this.span.enter();
-        let panic = match this.state.as_mut().project() {
-            StateProj::Running { future } => {
-                match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-                    Ok(Poll::Pending) => return Poll::Pending,
-                    Ok(Poll::Ready(mut result)) => {
-                        drop_inner_future(this.state);
-                        if let Ok(response) = &mut result {
-                            this.pending.for_each_tool_result(response, |tool, result| {
-                                this.config.rewrap(result, tool)
-                            });
-                        }
-                        let pending = &*this.pending;
-                        telemetry::record_outcome(this.span, Cause::Service, || {
-                            pending.outcome(&result)
-                        });
-                        return Poll::Ready(result);
-                    }
-                    Err(payload) => {
-                        let panic = CaughtPanic::new(payload);
-                        drop_inner_future(this.state);
-                        panic
-                    }
+        let unanswered = match this.state.as_mut().project() {
+            StateProj::Running { future } => match panic::catch(|| future.poll(cx)) {
+                // The inner future first: an answer that is ready wins over a
+                // timer that fired in the same instant.
+                Ok(Poll::Pending) => {
+                    let Some(timer) = this.timer.as_pin_mut() else {
+                        return Poll::Pending;
+                    };
+                    let Poll::Ready(timed_out) = timer.poll_expired(cx) else {
+                        return Poll::Pending;
+                    };
+                    drop_inner_future(this.state, this.config);
+                    this.pending.cancel();
+                    Unanswered::TimedOut(timed_out)
                 }
-            }
+                Ok(Poll::Ready(mut result)) => {
+                    drop_inner_future(this.state, this.config);
+                    if let Ok(response) = &mut result {
+                        this.pending.for_each_tool_result(response, |tool, result| {
+                            this.config.rewrap(result, tool)
+                        });
+                        let exchange = this.pending.task_exchange(response);
+                        this.tasks.observe(exchange, this.config);
+                    }
+                    let pending = &*this.pending;
+                    telemetry::record_outcome(this.span, Cause::Service, || {
+                        pending.outcome(&result)
+                    });
+                    return Poll::Ready(result);
+                }
+                Err(panic) => {
+                    drop_inner_future(this.state, this.config);
+                    Unanswered::Panicked(panic)
+                }
+            },
             StateProj::Panicked { .. } => match this.state.project_replace(State::Done) {
-                StateReplace::Panicked { panic } => panic,
+                StateReplace::Panicked { panic } => Unanswered::Panicked(panic),
                 _ => unreachable!("the state was just seen to be Panicked"),
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        let answer = answer_panic(this.pending, &panic, this.config);
-        telemetry::record_outcome(this.span, Cause::Panic, || this.pending.outcome(&answer));
+        let answer = unanswered.respond(this.pending, this.config);
+        let cause = unanswered.cause();
+        telemetry::record_outcome(this.span, cause, || this.pending.outcome(&answer));
         Poll::Ready(answer)
     }
 }
 
-/// Drops the inner future as soon as it is finished (or has panicked), so that
-/// a panic in its `Drop` cannot cost the answer: that panic is logged and dropped.
-fn drop_inner_future<F>(state: Pin<&mut State<F>>) {
+/// Drops the inner future as soon as it is finished (or has panicked, or timed
+/// out), so that a panic in its `Drop` cannot cost the answer: that panic is
+/// logged and dropped.
+fn drop_inner_future<F, R>(state: Pin<&mut State<F>>, config: &Config<R>) {
     let mut state = state;
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| state.set(State::Done))) {
-        CaughtPanic::new(payload).log_in_drop();
+    if let Err(panic) = panic::catch(|| state.set(State::Done)) {
+        panic.log_in_drop(config);
     }
-}
-
-fn answer_panic<P, R, Response, Error>(
-    pending: &P,
-    panic: &CaughtPanic,
-    config: &Config<R>,
-) -> Result<Response, Error>
-where
-    P: Pending<Response, Error>,
-    R: ErrorRenderer,
-{
-    let mut answered = false;
-    let response = pending.panic_response(|call| {
-        answered = true;
-        panic.answer(call, config)
-    });
-    if !answered {
-        panic.log_unanswered();
-    }
-    response
 }
 
 impl<F, P, R> std::fmt::Debug for ResponseFuture<F, P, R> {

@@ -1,25 +1,44 @@
 //! [`ToolErrorLayer`]: the layer users add, and its builder methods.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
 use tower_layer::Layer;
 
 use crate::config::Config;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::service::ToolErrors;
+use crate::tasks::TaskMemory;
 
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
 ///
-/// Cheap to clone: it holds the renderer and one flag.
+/// Cheap to clone: it holds the renderer, a few flags and values, and shares
+/// what is not a plain value (the per-tool timeouts, a
+/// [`redact_with`](Self::redact_with) closure, the memory of tasks) behind
+/// `Arc`s. It is not `Copy`.
+///
+/// Every service this layer builds, and every service built by a clone of it,
+/// shares one memory of task-augmented calls: a task created through one
+/// service has its result rewrapped when it is delivered through another (a
+/// server that builds one service per session, polled from a new session).
+/// Layers made with [`ToolErrorLayer::new`] separately remember separately.
 ///
 /// ```
+/// use std::time::Duration;
 /// use mcp_tool_errors::ToolErrorLayer;
 ///
-/// let layer = ToolErrorLayer::new().expose_panic_messages(true);
+/// let layer = ToolErrorLayer::new()
+///     .expose_panic_messages(true)
+///     .tool_timeout(Duration::from_secs(30))
+///     .tool_timeout_for("deploy", Duration::from_secs(300));
 /// # let _ = layer;
 /// ```
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct ToolErrorLayer<R = Llmxml> {
     config: Config<R>,
+    tasks: TaskMemory,
 }
 
 impl ToolErrorLayer {
@@ -39,13 +58,99 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Answers every `tools/call` not answered within `timeout`: with an
+    /// `isError` result whose text is `The tool did not finish within D and was
+    /// cancelled.`, rendered like any error. The handler's future is dropped then
+    /// (so the tool stops at its next await point), and with rmcp the request's
+    /// cancellation token is cancelled.
+    ///
+    /// Only `tools/call` is timed; a batch is bounded by the shortest timeout of
+    /// its `tools/call`. No timeout by default. A timeout needs a tokio runtime
+    /// with its time driver (tokio's `time` feature and `enable_time`).
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.config.timeouts.set_every_tool(timeout);
+        self
+    }
+
+    /// Gives the tool named `tool` a timeout of its own, in place of
+    /// [`tool_timeout`](Self::tool_timeout); call it once per tool.
+    pub fn tool_timeout_for(mut self, tool: impl Into<String>, timeout: Duration) -> Self {
+        self.config.timeouts.set_for_tool(tool.into(), timeout);
+        self
+    }
+
+    /// Whether credentials are replaced by `[REDACTED]` in every text the layer
+    /// renders: tool errors, exposed panic messages, the text it inserts, and the
+    /// panic payload in its `tracing` event.
+    ///
+    /// Off by default, so that the output is the tool's text exactly. The
+    /// built-in patterns (Authorization headers, URL passwords, secret query and
+    /// form parameters, AWS, GitHub, Slack, OpenAI / Anthropic / Stripe and Google
+    /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
+    /// section. They run only on error texts, never on a successful result.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_secrets(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_secrets(mut self, redact: bool) -> Self {
+        self.config.sanitizer.redact_secrets = redact;
+        self
+    }
+
+    /// Runs `scrubber` over every text the layer renders, after the built-in
+    /// redaction when that is on too; return the text borrowed when it is clean.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().redact_with(|text: &str| {
+    ///     if text.contains("internal.corp") {
+    ///         Cow::Owned(text.replace("internal.corp", "[host]"))
+    ///     } else {
+    ///         Cow::Borrowed(text)
+    ///     }
+    /// });
+    /// # let _ = layer;
+    /// ```
+    pub fn redact_with<F>(mut self, scrubber: F) -> Self
+    where
+        F: Fn(&str) -> Cow<'_, str> + Send + Sync + 'static,
+    {
+        self.config.sanitizer.scrubber = Some(Arc::new(scrubber));
+        self
+    }
+
+    /// Cuts every error text to at most `max_bytes` bytes before it is rendered,
+    /// followed by ` … [truncated N bytes]` (`N`: the bytes removed).
+    ///
+    /// The limit counts the kept message, before guarding and without the
+    /// suffix; the cut falls on a character boundary and never splits a guard.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().max_error_bytes(16 * 1024);
+    /// # let _ = layer;
+    /// ```
+    pub fn max_error_bytes(mut self, max_bytes: usize) -> Self {
+        self.config.sanitizer.max_error_bytes = Some(max_bytes);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
         ToolErrorLayer {
             config: Config {
                 renderer,
                 expose_panic_messages: self.config.expose_panic_messages,
+                timeouts: self.config.timeouts,
+                sanitizer: self.config.sanitizer,
             },
+            tasks: self.tasks,
         }
     }
 }
@@ -54,6 +159,7 @@ impl<R> std::fmt::Debug for ToolErrorLayer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolErrorLayer")
             .field("config", &self.config)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -62,6 +168,8 @@ impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
     type Service = ToolErrors<S, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ToolErrors::from_parts(inner, self.config.clone())
+        // One memory per layer value: a task created through one service is
+        // recognised when another service of the same layer delivers it.
+        ToolErrors::from_parts(inner, self.config.clone(), self.tasks.clone())
     }
 }

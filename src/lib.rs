@@ -130,16 +130,22 @@ mod render;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
+mod sanitize;
 mod service;
+mod tasks;
 pub mod telemetry;
+mod timeout;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
 pub mod tower_mcp;
+mod unanswered;
 
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
+pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
+pub use tasks::MAX_REMEMBERED_TASKS;
 
 // The README's examples use rmcp and tower-mcp, so they are compiled and run with
 // both features on, as the test command (`cargo test --all-features`) does.

@@ -2,14 +2,17 @@
 //! take the process down.
 
 use std::any::Any;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
-use crate::exchange::{PanicAnswer, PanickedCall};
+use crate::exchange::{LayerAnswer, UnansweredCall};
 use crate::render::ErrorRenderer;
+use crate::sanitize::Tally;
+use crate::sanitize::panic_hook::{catch_inside_layer, report};
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
-const HIDDEN_TOOL_MESSAGE: &str =
+pub(crate) const HIDDEN_TOOL_MESSAGE: &str =
     "The tool failed with an internal error. The details are in the server log.";
 /// Sent for any other panicked request when panic messages are hidden.
 const HIDDEN_REQUEST_MESSAGE: &str =
@@ -17,39 +20,85 @@ const HIDDEN_REQUEST_MESSAGE: &str =
 /// Stands for a payload that is neither `&str` nor `String`.
 const OPAQUE_PAYLOAD: &str = "a panic payload that is not a string";
 
+/// Runs `run` (a call into the inner service) and catches its panic, with the
+/// thread marked as inside the layer for [`install_panic_hook`](crate::install_panic_hook).
+pub(crate) fn catch<T>(run: impl FnOnce() -> T) -> Result<T, CaughtPanic> {
+    match catch_inside_layer(run) {
+        (Ok(value), _) => Ok(value),
+        (Err(payload), withheld) => Err(CaughtPanic::new(payload, withheld)),
+    }
+}
+
 /// A panic caught in the inner service, reduced to its message.
 #[derive(Debug)]
 pub(crate) struct CaughtPanic {
     message: Option<String>,
+    /// Whether the panic hook kept this panic off stderr and the layer still owes
+    /// its one line there.
+    unreported: AtomicBool,
 }
 
 impl CaughtPanic {
     /// Reads the message out of `payload` and drops the payload under control.
-    pub(crate) fn new(payload: Box<dyn Any + Send>) -> Self {
+    fn new(payload: Box<dyn Any + Send>, withheld: bool) -> Self {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned());
         drop_quietly(payload);
-        Self { message }
+        Self {
+            message,
+            unreported: AtomicBool::new(withheld),
+        }
     }
 
     fn payload_text(&self) -> &str {
         self.message.as_deref().unwrap_or(OPAQUE_PAYLOAD)
     }
 
+    /// The payload as the log may show it: redacted and scrubbed as configured,
+    /// not capped (the log is the operator's, not the model's).
+    fn logged_payload<R>(&self, config: &Config<R>) -> Cow<'_, str> {
+        config
+            .sanitizer
+            .scrub(self.payload_text(), &mut Tally::default())
+    }
+
+    /// Writes the one stderr line of a withheld panic, once: who panicked, never
+    /// the payload.
+    fn report_withheld(&self, what: std::fmt::Arguments<'_>) {
+        if self.unreported.swap(false, Ordering::Relaxed) {
+            report(format_args!(
+                "{what} panicked; the answer is an error and the panic message is withheld \
+                 (it is in the tracing log)"
+            ));
+        }
+    }
+
     /// Decides the answer for one panicked request, and logs it.
     pub(crate) fn answer<R: ErrorRenderer>(
         &self,
-        call: PanickedCall<'_>,
+        call: UnansweredCall<'_>,
         config: &Config<R>,
-    ) -> PanicAnswer {
+    ) -> LayerAnswer {
         tracing::error!(
             tool = call.tool(),
             id = call.id().map(tracing::field::debug),
-            payload = self.payload_text(),
+            payload = &*self.logged_payload(config),
             "handler panicked; answering with an error"
         );
+        match (call.tool(), call.id()) {
+            (Some(tool), Some(id)) => self.report_withheld(format_args!(
+                "the handler of tool {tool:?} (request id {id:?})"
+            )),
+            (Some(tool), None) => {
+                self.report_withheld(format_args!("the handler of tool {tool:?}"))
+            }
+            (None, Some(id)) => {
+                self.report_withheld(format_args!("the handler of request id {id:?}"))
+            }
+            (None, None) => self.report_withheld(format_args!("a handler")),
+        }
         let exposed = config.expose_panic_messages.then(|| self.payload_text());
         match call.tool() {
             Some(tool) => {
@@ -57,40 +106,55 @@ impl CaughtPanic {
                     Some(payload) => format!("The tool failed with an internal error: {payload}"),
                     None => HIDDEN_TOOL_MESSAGE.to_owned(),
                 };
-                PanicAnswer::ToolError {
-                    text: config.renderer.render(tool, &message),
+                LayerAnswer::ToolError {
+                    text: config.render_message(tool, &message),
                 }
             }
-            None => PanicAnswer::InternalError {
+            None => LayerAnswer::InternalError {
                 message: match exposed {
-                    Some(payload) => format!("Internal error: {payload}"),
+                    Some(payload) => config
+                        .sanitizer
+                        .apply(&format!("Internal error: {payload}"), &mut Tally::default())
+                        .into_owned(),
                     None => HIDDEN_REQUEST_MESSAGE.to_owned(),
                 },
             },
         }
     }
 
-    /// Logs a panic raised while dropping the inner future; the answer stands.
-    pub(crate) fn log_in_drop(&self) {
+    /// Logs the panic of the operation of task `task_id`, when it is caught.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn log_in_task(&self, task_id: &str) {
         tracing::error!(
+            task_id,
             payload = self.payload_text(),
-            "the handler's future panicked while being dropped; the answer is kept"
+            "task operation panicked; the task completes with an error"
         );
     }
 
-    /// Logs a panic that no response will carry (a notification).
-    pub(crate) fn log_unanswered(&self) {
+    /// Logs a panic raised while dropping the inner future; the answer stands.
+    pub(crate) fn log_in_drop<R>(&self, config: &Config<R>) {
         tracing::error!(
-            payload = self.payload_text(),
+            payload = &*self.logged_payload(config),
+            "the handler's future panicked while being dropped; the answer is kept"
+        );
+        self.report_withheld(format_args!("the handler's future, while being dropped,"));
+    }
+
+    /// Logs a panic that no response will carry (a notification).
+    pub(crate) fn log_unanswered<R>(&self, config: &Config<R>) {
+        tracing::error!(
+            payload = &*self.logged_payload(config),
             "handler panicked on a message that expects no response"
         );
+        self.report_withheld(format_args!("the handler of a notification"));
     }
 }
 
 /// Drops a panic payload; if its `Drop` panics in turn, that second payload is
 /// leaked rather than dropped, since dropping it could panic again.
-fn drop_quietly(value: Box<dyn Any + Send>) {
-    if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(value))) {
+pub(crate) fn drop_quietly(value: Box<dyn Any + Send>) {
+    if let (Err(second), _) = catch_inside_layer(move || drop(value)) {
         std::mem::forget(second);
     }
 }

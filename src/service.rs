@@ -1,6 +1,5 @@
 //! [`ToolErrors`]: the service that wraps the inner MCP service.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll};
 
 use tower_service::Service;
@@ -8,12 +7,15 @@ use tower_service::Service;
 use crate::config::Config;
 use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
-use crate::panic::CaughtPanic;
+use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
+use crate::tasks::TaskMemory;
 use crate::telemetry;
+use crate::timeout::Timer;
 
-/// Rewraps the text of `isError` tool results and answers panics of the inner
-/// service; everything else passes through unchanged.
+/// Rewraps the text of `isError` tool results, answers panics of the inner
+/// service and, when configured, `tools/call` that run out of time; everything
+/// else passes through unchanged.
 ///
 /// Built by [`ToolErrorLayer`](crate::ToolErrorLayer).
 ///
@@ -37,18 +39,31 @@ use crate::telemetry;
 pub struct ToolErrors<S, R = Llmxml> {
     inner: S,
     config: Config<R>,
+    tasks: TaskMemory,
 }
 
 impl<S> ToolErrors<S> {
     /// Wraps `inner` with the default settings.
     pub fn new(inner: S) -> Self {
-        Self::from_parts(inner, Config::default())
+        Self::from_parts(inner, Config::default(), TaskMemory::default())
     }
 }
 
 impl<S, R> ToolErrors<S, R> {
-    pub(crate) fn from_parts(inner: S, config: Config<R>) -> Self {
-        Self { inner, config }
+    pub(crate) fn from_parts(inner: S, config: Config<R>, tasks: TaskMemory) -> Self {
+        Self {
+            inner,
+            config,
+            tasks,
+        }
+    }
+
+    /// How many task ids this service remembers now (a memory shared by its
+    /// clones and by every service of the layer that built it): tasks created
+    /// by a `tools/call` whose result has not been delivered yet, at most
+    /// [`MAX_REMEMBERED_TASKS`](crate::MAX_REMEMBERED_TASKS).
+    pub fn remembered_tasks(&self) -> usize {
+        self.tasks.len()
     }
 
     /// The inner service.
@@ -75,6 +90,7 @@ where
         f.debug_struct("ToolErrors")
             .field("inner", &self.inner)
             .field("config", &self.config)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -94,16 +110,22 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Req) -> Self::Future {
+    fn call(&mut self, mut request: Req) -> Self::Future {
         let span = telemetry::request_span(&request);
-        let pending = request.pending();
+        let mut pending = request.pending();
+        let timer = self
+            .config
+            .timeouts
+            .for_tools(pending.called_tools())
+            .map(|timeout| {
+                request.prepare_cancellation(&mut pending);
+                Timer::start(timeout)
+            });
         let config = self.config.clone();
-        let call = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| self.inner.call(request))));
-        match call {
-            Ok(future) => ResponseFuture::running(future, pending, config, span),
-            Err(payload) => {
-                ResponseFuture::panicked(CaughtPanic::new(payload), pending, config, span)
-            }
+        let tasks = self.tasks.clone();
+        match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
+            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks, span),
+            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span),
         }
     }
 }

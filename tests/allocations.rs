@@ -1,6 +1,6 @@
 //! What the layer costs in heap allocations, counted exactly: nothing for a
-//! message that passes through or a `tools/call` that succeeds, one per rewrapped
-//! text block.
+//! message that passes through or a `tools/call` that succeeds (with a timeout
+//! or without), one per rewrapped text block.
 //!
 //! A subscriber that does not enable the request span (by level or by target)
 //! costs nothing either: the span is never built and the request never read for
@@ -16,16 +16,21 @@
     reason = "a global allocator is an unsafe trait; this one only counts and forwards to System"
 )]
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;
-use std::future::{Future, Ready, poll_fn, ready};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::future::{Ready, poll_fn, ready};
+use std::task::{Context, Poll};
 
-use mcp_tool_errors::{ToolErrors, render_error};
+use std::time::Duration;
+
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
-use tower::Service;
+use support::complete::complete;
+use support::tool_call;
+use tower::{Layer, Service};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -81,26 +86,14 @@ fn count_allocations<T>(run: impl FnOnce() -> T) -> (T, usize) {
     (output, count)
 }
 
-/// Polls `future` to completion on this thread. The futures here are ready at
-/// once; a runtime would add allocations of its own.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
-
 /// One request through `service`, as a Tower client sends it.
 fn respond<S>(service: &mut S, request: Value) -> S::Response
 where
     S: Service<Value>,
     S::Error: std::fmt::Debug,
 {
-    block_on(poll_fn(|cx| service.poll_ready(cx))).unwrap();
-    block_on(service.call(request)).unwrap()
+    complete(poll_fn(|cx| service.poll_ready(cx))).unwrap();
+    complete(service.call(request)).unwrap()
 }
 
 /// An inner service that answers every request with a copy of `response`.
@@ -126,8 +119,32 @@ impl Service<Value> for Answering {
 /// The response of the layered service, and how many more allocations it made
 /// than the bare inner service for the same request.
 fn extra_allocations(request: Value, response: Value) -> (Value, usize) {
-    let mut bare = Answering { response };
-    let mut layered = ToolErrors::new(bare.clone());
+    let bare = Answering { response };
+    extra_allocations_behind(ToolErrors::new(bare.clone()), bare, request)
+}
+
+/// Every sanitizing option on: redaction, a scrubber with nothing to scrub, a cap.
+fn sanitizing_layer() -> ToolErrorLayer {
+    ToolErrorLayer::new()
+        .redact_secrets(true)
+        .redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
+        .max_error_bytes(4096)
+}
+
+/// [`extra_allocations`] with [`sanitizing_layer`].
+fn extra_allocations_sanitizing(request: Value, response: Value) -> (Value, usize) {
+    let bare = Answering { response };
+    extra_allocations_behind(sanitizing_layer().layer(bare.clone()), bare, request)
+}
+
+fn extra_allocations_behind<L>(
+    mut layered: L,
+    mut bare: Answering,
+    request: Value,
+) -> (Value, usize)
+where
+    L: Service<Value, Response = Value, Error = Infallible>,
+{
     // First uses register `tracing` callsites and thread-locals; they are not
     // what a call costs.
     respond(&mut bare, request.clone());
@@ -143,13 +160,6 @@ fn extra_allocations(request: Value, response: Value) -> (Value, usize) {
         .checked_sub(bare_count)
         .unwrap_or_else(|| panic!("layered made {layered_count} allocations, bare {bare_count}"));
     (layered_response, extra)
-}
-
-fn tool_call(id: Value, tool: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": {"project": "core", "limit": 10}},
-    })
 }
 
 fn tool_result(id: Value, texts: &[&str], is_error: bool) -> Value {
@@ -340,4 +350,61 @@ fn rewrap_through_the_layer_allocates_once_per_text_block() {
         }
         assert_eq!(extra, blocks, "rewrapping {blocks} text blocks");
     }
+}
+
+/// The timer is one more field of the response future: tokio's `Sleep` is made
+/// in place and, for a call answered at its first poll, never registered.
+#[test]
+fn a_timeout_adds_no_allocation_to_a_successful_call() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _in_runtime = runtime.enter();
+    let request = tool_call(json!(1), INLINE_TOOL);
+    let response = tool_result(json!(1), &["3 open merge requests"], false);
+    let inner = Answering {
+        response: response.clone(),
+    };
+    let mut without = ToolErrorLayer::new().layer(inner.clone());
+    let mut with = ToolErrorLayer::new()
+        .tool_timeout(Duration::from_secs(30))
+        .tool_timeout_for(SPILLED_TOOL, Duration::from_secs(300))
+        .layer(inner);
+    respond(&mut without, request.clone());
+    respond(&mut with, request.clone());
+
+    let (without_response, without_count) = count_allocations({
+        let request = request.clone();
+        || respond(&mut without, request)
+    });
+    let (with_response, with_count) = count_allocations(|| respond(&mut with, request));
+    assert_eq!(without_response, response);
+    assert_eq!(with_response, response);
+    assert_eq!(
+        with_count, without_count,
+        "with a timeout {with_count} allocations, without {without_count}"
+    );
+}
+
+#[test]
+fn every_sanitizing_option_on_still_allocates_nothing_extra_on_success() {
+    let response = tool_result(json!(1), &["3 open merge requests, token=abc"], false);
+    let (answered, extra) =
+        extra_allocations_sanitizing(tool_call(json!(1), INLINE_TOOL), response.clone());
+    assert_eq!(answered, response, "a successful result is never scanned");
+    assert_eq!(extra, 0);
+}
+
+#[test]
+fn every_sanitizing_option_on_rewraps_a_clean_error_with_one_allocation() {
+    let message = "no such project: core";
+    let response = tool_result(json!(1), &[message], true);
+    let (answered, extra) =
+        extra_allocations_sanitizing(tool_call(json!(1), INLINE_TOOL), response);
+    assert_eq!(
+        answered["result"]["content"][0]["text"],
+        render_error(INLINE_TOOL, message)
+    );
+    assert_eq!(extra, 1, "the rendered text only");
 }

@@ -4,10 +4,17 @@
 //!
 //! Every call must come back once, with its own answer; on the wire between the
 //! two, every request must get exactly one response, with its id and of the kind
-//! its tool gives. Resident memory after the run must stay within a few MiB of
-//! where it settled after the first 10,000 calls.
+//! its tool gives; the server must end cleanly when the client leaves. Resident
+//! memory after the run must stay within a few MiB of where it settled after the
+//! first 10,000 calls (measured on Linux, where a missing figure fails the test).
 //!
-//! This is the only test of its binary, so the process's memory is its own.
+//! The control, `a_deliberate_leak_breaks_the_memory_bound`, runs the same soak
+//! against a server that leaks 512 bytes in one call of five and shows that the
+//! bound catches it. It is `#[ignore]`d, so that `cargo test` runs the soak once;
+//! CI runs it with `cargo test --all-features --test soak -- --ignored`.
+//!
+//! These are the only tests of their binary, and they never run at the same
+//! time, so the process's memory is the soak's own.
 
 mod support;
 
@@ -24,9 +31,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ServerCapabilities,
     ServerConfig,
 };
-use rmcp::service::{Peer, ServiceError};
+use rmcp::service::{Peer, QuitReason, ServiceError};
 use rmcp::{RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::Value;
+use support::HIDDEN_TOOL_MESSAGE;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 const CALLS: u64 = 100_000;
@@ -40,9 +48,9 @@ const RSS_GROWTH_LIMIT: u64 = 4 * 1024 * 1024;
 const CALL_WITHIN: Duration = Duration::from_secs(60);
 const RUN_WITHIN: Duration = Duration::from_secs(900);
 
-/// The text of a hidden panic, as `golden/panic-in-call-hidden.out.json` pins it.
-const HIDDEN_TOOL_MESSAGE: &str =
-    "The tool failed with an internal error. The details are in the server log.";
+/// What the control's server leaks in each successful call: 18,000 of them
+/// after memory settled, about 9 MiB, well past the bound.
+const DELIBERATE_LEAK: usize = 512;
 
 /// What a call does, by its sequence number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,12 +105,18 @@ struct Sequence {
 #[derive(Debug, Clone)]
 struct SoakServer {
     tool_router: ToolRouter<Self>,
+    /// Bytes `echo` leaks on each call: 0, or the control's deliberate leak.
+    leak_per_echo: usize,
 }
 
 #[tool_router]
 impl SoakServer {
     #[tool(description = "Answers with its sequence number")]
     fn echo(&self, Parameters(Sequence { n }): Parameters<Sequence>) -> String {
+        if self.leak_per_echo > 0 {
+            // Written to, so that the pages are resident.
+            std::hint::black_box(Box::leak(vec![1u8; self.leak_per_echo].into_boxed_slice()));
+        }
         format!("ok {n}")
     }
 
@@ -296,11 +310,19 @@ async fn run_calls(peer: &Peer<RoleClient>, first: u64, count: u64) -> Vec<Strin
 }
 
 /// Resident memory of this process, in bytes (`VmRSS` of `/proc/self/status`,
-/// the `resident` field of `/proc/self/statm` in kB).
+/// in kB). `None` on systems without Linux's procfs; on Linux a missing or
+/// unreadable figure fails the test, so that the bound is never skipped there.
 fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_else(|e| panic!("/proc/self/status is readable on Linux: {e}"));
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no VmRSS in /proc/self/status:\n{status}"));
     Some(kib * 1024)
 }
 
@@ -309,22 +331,81 @@ fn mib(bytes: u64) -> f64 {
 }
 
 impl SoakServer {
-    fn new() -> Self {
+    fn new(leak_per_echo: usize) -> Self {
         Self {
             tool_router: Self::tool_router(),
+            leak_per_echo,
         }
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_thousand_mixed_calls_each_answered_once_in_bounded_memory() {
-    support::quiet_panics::silence_expected_panics();
-    tokio::time::timeout(RUN_WITHIN, soak())
-        .await
-        .unwrap_or_else(|_| panic!("the soak did not finish within {RUN_WITHIN:?}"));
+/// Resident memory where it settled, and at the end of the run.
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    settled: u64,
+    after: u64,
 }
 
-async fn soak() {
+impl Resident {
+    fn within_bound(self) -> bool {
+        self.after <= self.settled + RSS_GROWTH_LIMIT
+    }
+}
+
+impl std::fmt::Display for Resident {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "resident memory: {:.1} MiB after {SETTLED_AFTER} calls, {:.1} MiB after {CALLS}",
+            mib(self.settled),
+            mib(self.after)
+        )
+    }
+}
+
+/// One soak at a time, so that each measures the memory of its own run.
+static ONE_SOAK_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_thousand_mixed_calls_each_answered_once_in_bounded_memory() {
+    let Some(resident) = run_soak(SoakServer::new(0)).await else {
+        println!("resident memory is not measured on this system");
+        return;
+    };
+    println!("{resident}");
+    assert!(
+        resident.within_bound(),
+        "resident memory grew by more than {:.1} MiB: {resident}",
+        mib(RSS_GROWTH_LIMIT)
+    );
+}
+
+/// The control: the bound must catch a server that leaks a little on every
+/// successful call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the control of the memory bound, a second full soak: CI runs it with --ignored"]
+async fn a_deliberate_leak_breaks_the_memory_bound() {
+    let resident = run_soak(SoakServer::new(DELIBERATE_LEAK))
+        .await
+        .expect("the control needs resident memory figures (Linux)");
+    println!("with a deliberate leak: {resident}");
+    assert!(
+        !resident.within_bound(),
+        "a leak of {DELIBERATE_LEAK} bytes in one call of five stayed within the bound: {resident}"
+    );
+}
+
+/// The soak against `server`, checked for answers; the resident memory figures
+/// where this system has them.
+async fn run_soak(server: SoakServer) -> Option<Resident> {
+    support::quiet_panics::silence_expected_panics();
+    let _alone = ONE_SOAK_AT_A_TIME.lock().await;
+    tokio::time::timeout(RUN_WITHIN, soak(server))
+        .await
+        .unwrap_or_else(|_| panic!("the soak did not finish within {RUN_WITHIN:?}"))
+}
+
+async fn soak(server: SoakServer) -> Option<Resident> {
     let started = Instant::now();
     // client <-> tap <-> server: the tap reads every message on its way.
     let (server_io, server_end) = tokio::io::duplex(64 * 1024);
@@ -345,7 +426,7 @@ async fn soak() {
         Wire::saw_from_server,
     ));
 
-    let server = SoakServer::new().with_tool_errors();
+    let server = server.with_tool_errors();
     let (server, client) = tokio::join!(server.serve(server_io), ().serve(client_io));
     let server = tokio::spawn(server.expect("the server starts").waiting());
     let client = client.expect("the client connects");
@@ -359,7 +440,10 @@ async fn soak() {
     let (after, took) = (resident_bytes(), started.elapsed());
 
     client.cancel().await.expect("the client closes");
-    let _ = tokio::time::timeout(CALL_WITHIN, server).await;
+    match tokio::time::timeout(CALL_WITHIN, server).await {
+        Ok(Ok(Ok(QuitReason::Closed))) => {}
+        other => panic!("the server did not end cleanly once the client left: {other:?}"),
+    }
 
     let wire = wire.lock().unwrap();
     assert!(wire.faults.is_empty(), "{:#?}", wire.faults);
@@ -385,17 +469,8 @@ async fn soak() {
     println!(
         "{CALLS} calls at concurrency {CONCURRENCY} in {took:.1?} (the first {SETTLED_AFTER} in {settled_at:.1?})"
     );
-    if let (Some(settled), Some(after)) = (settled, after) {
-        println!(
-            "resident memory: {:.1} MiB after {SETTLED_AFTER} calls, {:.1} MiB after {CALLS}",
-            mib(settled),
-            mib(after)
-        );
-        assert!(
-            after <= settled + RSS_GROWTH_LIMIT,
-            "resident memory grew from {:.1} MiB to {:.1} MiB",
-            mib(settled),
-            mib(after)
-        );
-    }
+    Some(Resident {
+        settled: settled?,
+        after: after?,
+    })
 }

@@ -8,6 +8,9 @@ use std::time::{Duration, SystemTime};
 use criterion::Criterion;
 use serde_json::Value;
 
+#[path = "../../tests/support/complete.rs"]
+pub mod complete;
+
 /// Short settings, so that the whole suite stays within a few minutes; a command
 /// line (`--measurement-time`, `--sample-size`, ...) still overrides them.
 pub fn criterion() -> Criterion {

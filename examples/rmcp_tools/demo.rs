@@ -1,5 +1,6 @@
-//! The five tools that show what the layer does: one success, one tool error,
-//! two panics and one argument error raised by rmcp itself.
+//! The tools that show what the layer does: one success, one tool error, two
+//! panics, one argument error raised by rmcp itself, and one slow tool for
+//! timeouts.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -32,9 +33,16 @@ pub(crate) struct AddArgs {
     b: i64,
 }
 
+/// The arguments of `sleep`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
 /// A made-up credential, so a client can check that a panic message never
 /// reaches it: the layer logs the message on the server and sends a generic text.
-const FAKE_SECRET: &str = "api_key=sk-test-51c0ffee0ddba11";
+pub(crate) const FAKE_SECRET: &str = "api_key=sk-test-51c0ffee0ddba11";
 
 #[tool_router(router = demo_tools, vis = "pub(crate)")]
 impl DemoServer {
@@ -70,5 +78,13 @@ impl DemoServer {
         a.checked_add(b)
             .map(|sum| sum.to_string())
             .ok_or_else(|| format!("{a} + {b} does not fit in a 64-bit integer"))
+    }
+
+    /// A slow tool: past the layer's timeout, the client gets an `<error>`
+    /// element instead of waiting, and the sleep is cancelled.
+    #[tool(description = "Sleeps `ms` milliseconds, then says so.")]
+    async fn sleep(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        format!("slept {ms} ms")
     }
 }

@@ -1,5 +1,6 @@
-//! The server both rmcp examples serve: the demonstration tools of [`demo`] and
-//! the tools the MCP conformance suite calls, in [`conformance`].
+//! The server both rmcp examples serve: the demonstration tools of [`demo`]
+//! and [`tasks`], and the tools the MCP conformance suite calls, in
+//! [`conformance`], [`conformance_input`] and [`conformance_tasks`].
 //!
 //! Every tool is written the way rmcp users write them (`#[tool_router]`,
 //! `#[tool]`, `Parameters<T>`, `RequestContext`), with no knowledge of the layer:
@@ -10,33 +11,55 @@
 #![allow(deprecated)]
 
 mod conformance;
+mod conformance_input;
+mod conformance_tasks;
 mod demo;
+mod tasks;
+
+use demo::FAKE_SECRET;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    Implementation, LoggingLevel, LoggingMessageNotificationParam, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    CancelTaskParams, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::TaskManager;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, tool_handler};
 
 /// One MCP session's server: its tools, and the log level its client asked for.
-#[derive(Debug)]
 pub(crate) struct DemoServer {
     tools: ToolRouter<Self>,
     /// The least severe level the client wants log messages at, as
     /// [`severity`] numbers it; `info` until the client says otherwise.
     min_log_severity: AtomicU8,
+    /// The tasks of the tools that run as tasks; shared by every session's server,
+    /// so that a task can be polled from another connection.
+    tasks: TaskManager,
 }
 
 impl DemoServer {
     /// A server with every demonstration and conformance tool.
+    // The HTTP example shares one task manager between sessions instead.
+    #[allow(dead_code)]
     pub(crate) fn new() -> Self {
+        Self::with_tasks(TaskManager::new())
+    }
+
+    /// A server whose tools run their tasks on `tasks`.
+    pub(crate) fn with_tasks(tasks: TaskManager) -> Self {
         Self {
-            tools: Self::demo_tools() + Self::conformance_tools(),
+            tools: Self::demo_tools()
+                + Self::conformance_tools()
+                + Self::conformance_input_tools()
+                + Self::conformance_task_tools()
+                + Self::task_tools(),
             min_log_severity: AtomicU8::new(severity(LoggingLevel::Info)),
+            tasks,
         }
     }
 
@@ -55,6 +78,16 @@ impl DemoServer {
     }
 }
 
+impl std::fmt::Debug for DemoServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoServer")
+            .field("tools", &self.tools)
+            .field("min_log_severity", &self.min_log_severity)
+            .field("running_tasks", &self.tasks.running_task_count())
+            .finish()
+    }
+}
+
 /// Orders log levels from `debug` (0) to `emergency` (7), as the protocol does.
 fn severity(level: LoggingLevel) -> u8 {
     level as u8
@@ -67,6 +100,8 @@ impl ServerHandler for DemoServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
+                .enable_prompts()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -87,6 +122,49 @@ impl ServerHandler for DemoServer {
         self.min_log_severity
             .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(Self::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Self::input_required_prompt(request)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
     }
 }
 

@@ -4,8 +4,13 @@
 //! messages are exposed; the rest is the request, then a `0xff` byte (never part
 //! of UTF-8 JSON), then what the inner service answers. Whatever they hold, the
 //! layer must not panic, must change an answer only by putting rendered
-//! elements in it, and must answer a panic without its payload.
+//! elements in it, and must answer a panic without its payload: every request
+//! with an id exactly once, with its id, and nothing else (the oracle of
+//! `tests/support/panic_answers.rs`, shared with the property tests).
 #![no_main]
+
+#[path = "../../tests/support/panic_answers.rs"]
+mod panic_answers;
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -178,34 +183,17 @@ fn check_rewrap(before: Option<&Value>, after: Option<&Value>) {
     }
 }
 
-/// A panic is answered for requests of `request` only, and without its payload
-/// unless exposed.
+/// A panic is answered for every request of `request` that has an id, once and
+/// with its id, and for nothing else; without its payload unless exposed.
 fn check_panic_answer(request: &Value, after: Option<&Value>, exposed: bool) {
-    let Some(after) = after else { return };
-    let text = serde_json::to_string(after).unwrap();
+    if let Err(wrong) = panic_answers::check_panic_answers(request, after) {
+        panic!("{wrong}");
+    }
+    let text = serde_json::to_string(&after).unwrap();
     if !exposed {
         assert!(
             !text.contains(SECRET),
             "the payload reached the answer: {text}"
-        );
-    }
-    let ids: Vec<&Value> = match request {
-        Value::Array(batch) => batch
-            .iter()
-            .filter_map(|message| message.get("id"))
-            .collect(),
-        single => single.get("id").into_iter().collect(),
-    };
-    let answers: Vec<&Value> = match (request, after) {
-        (Value::Array(_), Value::Array(answers)) => answers.iter().collect(),
-        (Value::Array(_), other) => panic!("a batch answered with {other}"),
-        (_, single) => vec![single],
-    };
-    for answer in answers {
-        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
-        assert!(
-            ids.contains(&&answer["id"]),
-            "an answer to no request: {answer}"
         );
     }
 }

@@ -8,8 +8,8 @@
 //!   request before it hands the request on (its id, and the tool name of a
 //!   `tools/call`), and, for the request span, a [`RequestView`] of it;
 //! - [`Pending`] on that memory: where the tool results are in the response, how
-//!   to answer the request when the inner service panicked, and the request's
-//!   [`Outcome`] for its span;
+//!   to answer the request when the inner service does not (its handler
+//!   panicked, or ran out of time), and the request's [`Outcome`] for its span;
 //! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
 //!   add one.
 //!
@@ -38,6 +38,14 @@ pub trait Request {
     ///
     /// Called only when a subscriber records the span, before `pending`.
     fn view(&self) -> Option<RequestView<'_>>;
+
+    /// Called only when a timeout applies to the request, before the inner
+    /// service takes it: keeps in `pending` whatever lets [`Pending::cancel`]
+    /// stop the work the handler starts beyond its future (rmcp's cancellation
+    /// token). Does nothing by default.
+    fn prepare_cancellation(&mut self, pending: &mut Self::Pending) {
+        let _ = pending;
+    }
 }
 
 /// What the layer remembered of a request in flight, used to rewrite its response.
@@ -54,18 +62,74 @@ pub trait Pending<Response, Error> {
         visit: impl FnMut(&str, &mut Self::Result),
     );
 
-    /// Builds the answer to a request whose handler panicked. `answer` is called
-    /// once for each request that expects a response, in order, and says what to
-    /// send; a notification gets no call and no response.
-    fn panic_response(
+    /// Builds the response the layer sends in place of the inner service's, when
+    /// the handler panicked or ran out of time. `answer` is called once for each
+    /// request that expects a response, in order, and says what to send; a
+    /// notification gets no call and no response.
+    fn layer_response(
         &self,
-        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Response, Error>;
 
     /// How the request ended, read from `result`: the inner service's answer
-    /// (already rewrapped), or the layer's own after a panic. Called only when a
-    /// subscriber records the request span.
+    /// (already rewrapped), or the layer's own after a panic or a timeout. Called
+    /// only when a subscriber records the request span.
     fn outcome(&self, result: &Result<Response, Error>) -> Outcome;
+
+    /// The tool name of every `tools/call` in the request (a batch may hold
+    /// several), in order: the layer picks the request's timeout from them.
+    fn called_tools(&self) -> impl Iterator<Item = &str>;
+
+    /// Stops the work the handler started beyond its future, once the layer has
+    /// given up on the request and dropped that future. Does nothing by default;
+    /// see [`Request::prepare_cancellation`].
+    fn cancel(&self) {}
+
+    /// The result of a task as it appears in `Response` (in a `tasks/get` or
+    /// `tasks/result` response).
+    type TaskResult: ToolResult;
+
+    /// What `response` says about a task: a `tools/call` answered with a task
+    /// handle, or the delivery of a task's result or failure. The default,
+    /// [`TaskExchange::None`], is for message types without tasks.
+    fn task_exchange<'a>(
+        &'a self,
+        response: &'a mut Response,
+    ) -> TaskExchange<'a, Self::TaskResult> {
+        let _ = response;
+        TaskExchange::None
+    }
+}
+
+/// What one response says about a task (the tasks extension,
+/// `io.modelcontextprotocol/tasks`), as [`Pending::task_exchange`] reads it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TaskExchange<'a, T> {
+    /// Nothing the layer needs: not a task, or a task still running.
+    None,
+    /// A `tools/call` of `tool` was answered with a task handle: the result
+    /// comes later, under `task_id`.
+    Created {
+        /// The tool called.
+        tool: &'a str,
+        /// The id of the task.
+        task_id: &'a str,
+        /// How long the task is kept, if the server said.
+        ttl_ms: Option<u64>,
+    },
+    /// The final result of task `task_id` reaches the client.
+    Result {
+        /// The id of the task.
+        task_id: &'a str,
+        /// The task's result: the result of the original `tools/call`.
+        result: &'a mut T,
+    },
+    /// Task `task_id` ended without a result (failed, or cancelled).
+    Ended {
+        /// The id of the task.
+        task_id: &'a str,
+    },
 }
 
 /// A `tools/call` result whose text items the layer can rewrap.
@@ -79,14 +143,15 @@ pub trait ToolResult {
     fn insert_text(&mut self, text: String);
 }
 
-/// One request that expects an answer although its handler panicked.
+/// One request that expects an answer the inner service will not give: its
+/// handler panicked, or ran out of time.
 #[derive(Debug, Clone, Copy)]
-pub struct PanickedCall<'a> {
+pub struct UnansweredCall<'a> {
     tool: Option<&'a str>,
     id: Option<&'a dyn std::fmt::Debug>,
 }
 
-impl<'a> PanickedCall<'a> {
+impl<'a> UnansweredCall<'a> {
     /// A request; `tool` is `Some` for a `tools/call`, `id` is for the log.
     pub fn new(tool: Option<&'a str>, id: Option<&'a dyn std::fmt::Debug>) -> Self {
         Self { tool, id }
@@ -103,10 +168,11 @@ impl<'a> PanickedCall<'a> {
     }
 }
 
-/// What to send for a request whose handler panicked.
+/// What the layer sends for an [`UnansweredCall`], in place of the inner
+/// service's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum PanicAnswer {
+pub enum LayerAnswer {
     /// A successful `tools/call` response with `isError: true` and one text item.
     ToolError {
         /// The text of the single text item, already rendered.

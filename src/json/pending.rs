@@ -38,6 +38,24 @@ pub(super) struct JsonCall {
     pub(super) id: Option<RequestId>,
     /// `Some` for a `tools/call` whose `params.name` is a string.
     pub(super) tool: Option<CompactString>,
+    /// `Some` for a `tasks/get` or `tasks/result` whose `params.taskId` is a string.
+    pub(super) task: Option<TaskRequest>,
+}
+
+/// A request about one task.
+#[derive(Debug, Clone)]
+pub(super) struct TaskRequest {
+    pub(super) task_id: CompactString,
+    pub(super) asks: TaskAsks,
+}
+
+/// Where the answer carries the task's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TaskAsks {
+    /// `tasks/get`: the task, with its `result` once `completed` (2026-07-28).
+    Status,
+    /// `tasks/result`: the whole answer is the result (2025-11-25).
+    Result,
 }
 
 impl Request for Value {
@@ -73,6 +91,16 @@ impl Request for Value {
             Some(Value::String(id)) => view.with_id(id),
             Some(id) => view.with_id(id),
         })
+    }
+}
+
+impl JsonPending {
+    /// Every element of the message, as one slice whether it is a batch or not.
+    pub(super) fn calls(&self) -> &[Option<JsonCall>] {
+        match &self.shape {
+            Shape::Single(call) => std::slice::from_ref(call),
+            Shape::Batch(calls) => calls,
+        }
     }
 }
 
@@ -116,9 +144,24 @@ impl<'a> RequestFields<'a> {
 impl JsonCall {
     fn read(message: &Value) -> Option<Self> {
         let request = RequestFields::read(message)?;
+        let asks = match request.method {
+            "tasks/get" => Some(TaskAsks::Status),
+            "tasks/result" => Some(TaskAsks::Result),
+            _ => None,
+        };
+        let task = asks.and_then(|asks| {
+            let task_id = request
+                .params
+                .and_then(|params| str_field(params, "taskId"))?;
+            Some(TaskRequest {
+                task_id: task_id.into(),
+                asks,
+            })
+        });
         Some(Self {
             id: request.id.map(RequestId::from_value),
             tool: request.tool().map(CompactString::from),
+            task,
         })
     }
 }

@@ -1,11 +1,14 @@
-//! Finding tool results in a JSON-RPC response, and answering after a panic.
+//! Finding tool results in a JSON-RPC response, and answering in place of the
+//! inner service (after a panic or a timeout).
 
 use serde_json::{Map, Value};
 
-use super::field::field;
-use super::pending::{JsonCall, JsonPending, Shape};
+use super::field::{field, field_mut, str_field};
+use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, Outcome, PanicAnswer, PanickedCall, Pending};
+use crate::exchange::{
+    INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall,
+};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -40,9 +43,9 @@ impl<E> Pending<Value, E> for JsonPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Value, E> {
         let response = match &self.shape {
             Shape::Single(call) => call
@@ -66,20 +69,24 @@ impl<E> Pending<Value, E> for JsonPending {
             Err(_) => Outcome::ServiceError,
         }
     }
-}
 
-impl JsonPending {
-    /// How the request ended, read from its response (or batch of responses).
-    fn response_outcome(&self, response: &Value) -> Outcome {
-        let calls_tool = match &self.shape {
-            Shape::Single(call) => call.as_ref().is_some_and(|call| call.tool.is_some()),
-            Shape::Batch(calls) => calls.iter().flatten().any(|call| call.tool.is_some()),
-        };
-        match response {
-            Value::Array(answers) => answers.iter().fold(Outcome::Success, |outcome, answer| {
-                outcome.or_else(|| answer_outcome(answer, calls_tool))
-            }),
-            answer => answer_outcome(answer, calls_tool),
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.calls()
+            .iter()
+            .flatten()
+            .filter_map(|call| call.tool.as_deref())
+    }
+
+    type TaskResult = Map<String, Value>;
+
+    /// Tasks are followed in single messages only, not in batches.
+    fn task_exchange<'a>(
+        &'a self,
+        response: &'a mut Value,
+    ) -> TaskExchange<'a, Map<String, Value>> {
+        match &self.shape {
+            Shape::Single(Some(call)) => task_exchange(call, response),
+            _ => TaskExchange::None,
         }
     }
 }
@@ -97,11 +104,11 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Option<Value>, E> {
-        Pending::<Value, E>::panic_response(self, answer)
+        Pending::<Value, E>::layer_response(self, answer)
             .map(|response| (!response.is_null()).then_some(response))
     }
 
@@ -110,6 +117,121 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
             Ok(Some(response)) => self.response_outcome(response),
             Ok(None) => Outcome::Success,
             Err(_) => Outcome::ServiceError,
+        }
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        Pending::<Value, E>::called_tools(self)
+    }
+
+    type TaskResult = Map<String, Value>;
+
+    fn task_exchange<'a>(
+        &'a self,
+        response: &'a mut Option<Value>,
+    ) -> TaskExchange<'a, Map<String, Value>> {
+        match response {
+            Some(response) => Pending::<Value, E>::task_exchange(self, response),
+            None => TaskExchange::None,
+        }
+    }
+}
+
+/// What the answer to `call` says about a task.
+fn task_exchange<'a>(
+    call: &'a JsonCall,
+    answer: &'a mut Value,
+) -> TaskExchange<'a, Map<String, Value>> {
+    if call.tool.is_none() && call.task.is_none() {
+        return TaskExchange::None;
+    }
+    let Some(id) = &call.id else {
+        return TaskExchange::None;
+    };
+    let Value::Object(answer) = answer else {
+        return TaskExchange::None;
+    };
+    let (mut answer_id, mut has_error, mut result) = (None, false, None);
+    for (key, value) in answer.iter_mut() {
+        match key.as_str() {
+            "id" => answer_id = Some(&*value),
+            "error" => has_error = true,
+            "result" => result = value.as_object_mut(),
+            _ => {}
+        }
+    }
+    if !answer_id.is_some_and(|answer_id| id.matches(answer_id)) {
+        return TaskExchange::None;
+    }
+    match (&call.tool, &call.task, result) {
+        (Some(tool), _, Some(result)) if !has_error => created_task(tool, result),
+        (_, Some(task), _) if has_error => TaskExchange::Ended {
+            task_id: &task.task_id,
+        },
+        (_, Some(task), Some(result)) => delivered_task(task, result),
+        _ => TaskExchange::None,
+    }
+}
+
+/// A `tools/call` result that is a task handle: `{"resultType": "task",
+/// "taskId": .., "ttlMs": ..}` (2026-07-28) or `{"task": {"taskId": .., "ttl":
+/// ..}}` (2025-11-25).
+fn created_task<'a>(
+    tool: &'a str,
+    result: &'a Map<String, Value>,
+) -> TaskExchange<'a, Map<String, Value>> {
+    let (handle, ttl_key) = if str_field(result, "resultType") == Some("task") {
+        (result, "ttlMs")
+    } else {
+        match field(result, "task") {
+            Some(Value::Object(task)) => (task, "ttl"),
+            _ => return TaskExchange::None,
+        }
+    };
+    match str_field(handle, "taskId") {
+        Some(task_id) => TaskExchange::Created {
+            tool,
+            task_id,
+            ttl_ms: field(handle, ttl_key).and_then(Value::as_u64),
+        },
+        None => TaskExchange::None,
+    }
+}
+
+/// The result of a `tasks/get` (the task's `result` once it is `completed`) or
+/// of a `tasks/result` (the whole result).
+fn delivered_task<'a>(
+    task: &'a TaskRequest,
+    result: &'a mut Map<String, Value>,
+) -> TaskExchange<'a, Map<String, Value>> {
+    let task_id = task.task_id.as_str();
+    match task.asks {
+        TaskAsks::Result => TaskExchange::Result { task_id, result },
+        TaskAsks::Status => match str_field(result, "status") {
+            Some("completed") => match field_mut(result, "result") {
+                Some(Value::Object(result)) => TaskExchange::Result { task_id, result },
+                // 2025-11-25: the result is fetched with `tasks/result`.
+                _ => TaskExchange::None,
+            },
+            Some("failed" | "cancelled") => TaskExchange::Ended { task_id },
+            _ => TaskExchange::None,
+        },
+    }
+}
+
+impl JsonPending {
+    /// How the request ended, read from its response (or batch of responses).
+    fn response_outcome(&self, response: &Value) -> Outcome {
+        let calls_tool = self
+            .calls()
+            .iter()
+            .flatten()
+            .any(|call| call.tool.is_some());
+        match response {
+            Value::Array(answers) => answers.iter().fold(Outcome::Success, |outcome, answer| {
+                outcome.or_else(|| answer_outcome(answer, calls_tool))
+            }),
+            answer => answer_outcome(answer, calls_tool),
         }
     }
 }
@@ -166,15 +288,16 @@ fn visit_answer(
     }
 }
 
-/// The JSON-RPC response for one panicked request; `None` for a notification.
+/// The JSON-RPC response the layer sends for one request; `None` for a
+/// notification.
 fn answer_call(
     call: &JsonCall,
-    answer: &mut impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+    answer: &mut impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
 ) -> Option<Value> {
     let id = call.id.as_ref()?;
-    let outcome = match answer(PanickedCall::new(call.tool.as_deref(), Some(id))) {
-        PanicAnswer::ToolError { text } => ("result", tool_error_result(text)),
-        PanicAnswer::InternalError { message } => ("error", internal_error(message)),
+    let outcome = match answer(UnansweredCall::new(call.tool.as_deref(), Some(id))) {
+        LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
+        LayerAnswer::InternalError { message } => ("error", internal_error(message)),
     };
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc".to_owned(), Value::from("2.0"));

@@ -72,3 +72,25 @@ pub fn is_rendered(text: &str) -> bool {
         None => false,
     }
 }
+
+/// Splits an element [`is_rendered`] accepts into its opening line (through the
+/// newline after `>`) and its body.
+pub(crate) fn split_rendered(text: &str) -> Option<(&str, &str)> {
+    if !is_rendered(text) {
+        return None;
+    }
+    let quoted = &text[OPEN.len()..];
+    let head_len = OPEN.len() + canonical_quoted_prefix(quoted)? + OPEN_END.len();
+    Some((&text[..head_len], &text[head_len..text.len() - CLOSE.len()]))
+}
+
+/// The element with opening line `head` (from [`split_rendered`]) around a new
+/// body, guarded like any message: the same element as `render_error` makes for
+/// that tool name.
+pub(crate) fn rerender_body(head: &str, body: &str) -> String {
+    let mut out = String::with_capacity(head.len() + guarded_len(body) + CLOSE.len());
+    out.push_str(head);
+    push_guarded(&mut out, body);
+    out.push_str(CLOSE);
+    out
+}

@@ -22,4 +22,6 @@ mod guard;
 mod renderer;
 
 pub use element::{is_rendered, render_error};
+pub(crate) use element::{rerender_body, split_rendered};
+pub(crate) use guard::guarded_len;
 pub use renderer::{ErrorRenderer, Llmxml};

@@ -12,6 +12,13 @@ use crate::service::ToolErrors;
 ///
 /// Implemented for every `ServerHandler`; see the [module docs](super) for an
 /// example.
+///
+/// Task-augmented calls (the tasks extension): a `tools/call` answered with a
+/// task handle is remembered with its tool, and the task's result is rewrapped
+/// in the `tasks/get` answer that delivers it, as a direct call's would be. For
+/// a panic in a task's operation to be answered too, wrap the operation given to
+/// rmcp's `TaskManager::spawn` in [`catch_task_panics`](super::catch_task_panics):
+/// `tasks.spawn(options, catch_task_panics(|ctx| Box::pin(async move { .. })))`.
 pub trait ServerHandlerExt: ServerHandler + sealed::Sealed {
     /// Sends `tools/call` through the default [`ToolErrorLayer`]: tool errors are
     /// rewrapped for the model and a panicking tool gets an `isError` answer.

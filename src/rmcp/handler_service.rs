@@ -14,7 +14,8 @@ use super::request::RequestWithContext;
 
 /// The bottom of the tower stack behind [`ServerHandlerExt`](super::ServerHandlerExt):
 /// answers a `tools/call` with the handler's [`call_tool`](ServerHandler::call_tool),
-/// and any other request the way rmcp's own server dispatches it.
+/// a `tasks/get` with its [`get_task`](ServerHandler::get_task), and any other
+/// request the way rmcp's own server dispatches it.
 ///
 /// Cheap to clone (the handler is shared) and always ready.
 #[derive(Debug)]
@@ -61,6 +62,10 @@ impl<H: ServerHandler> Service<RequestWithContext> for HandlerService<H> {
                         .call_tool(call.params, context)
                         .await
                         .map(ServerResult::from),
+                    ClientRequest::GetTaskRequest(get) => handler
+                        .get_task(get.params, context)
+                        .await
+                        .map(ServerResult::GetTaskResult),
                     other => RmcpService::handle_request(&*handler, other, context).await,
                 }
             }),

@@ -9,13 +9,13 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelTaskParams,
     CancelledNotificationParam, ClientRequest, CompleteRequestParams, CompleteResult,
     CustomNotification, CustomRequest, CustomResult, DiscoverResult, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceDirectoryRequestParams,
-    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    ServerResult, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskRequest,
+    GetTaskResult, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, ServerResult, SubscribeRequestParams, SubscriptionFilter,
+    Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 // Logging is deprecated in rmcp, yet the inner handler may still implement it.
 #[allow(deprecated)]
@@ -29,8 +29,9 @@ use tower_service::Service;
 use super::handler_service::HandlerService;
 use super::request::RequestWithContext;
 
-/// A [`ServerHandler`] that sends each `tools/call` through a tower stack built on
-/// [`HandlerService`], and hands every other method straight to the inner handler.
+/// A [`ServerHandler`] that sends each `tools/call` and `tasks/get` through a
+/// tower stack built on [`HandlerService`], and hands every other method
+/// straight to the inner handler.
 ///
 /// Made by [`ServerHandlerExt`](super::ServerHandlerExt). Serve it like any
 /// handler: `serve(stdio())`, or from the factory of a `StreamableHttpService`.
@@ -76,6 +77,34 @@ impl<H, S: Clone> Clone for LayeredHandler<H, S> {
     }
 }
 
+/// Sends `request` through a clone of `stack`, made ready first.
+async fn through_stack<S>(
+    mut stack: S,
+    request: ClientRequest,
+    context: RequestContext<RoleServer>,
+) -> Result<ServerResult, ErrorData>
+where
+    S: Service<RequestWithContext, Response = ServerResult>,
+    S::Error: Into<BoxError>,
+{
+    let request = RequestWithContext::new(request, context);
+    poll_fn(|cx| stack.poll_ready(cx))
+        .await
+        .map_err(into_error_data)?;
+    stack.call(request).await.map_err(into_error_data)
+}
+
+/// The answer of the stack as the answer of `get_task`.
+fn into_get_task_result(result: ServerResult) -> Result<GetTaskResult, ErrorData> {
+    match result {
+        ServerResult::GetTaskResult(result) => Ok(result),
+        _ => Err(ErrorData::internal_error(
+            "a layer answered tasks/get with a result that is not a tasks/get result",
+            None,
+        )),
+    }
+}
+
 /// The answer of the stack as the answer of `call_tool`.
 fn into_call_tool_response(result: ServerResult) -> Result<CallToolResponse, ErrorData> {
     match result {
@@ -112,18 +141,9 @@ where
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
-        let mut stack = self.stack.clone();
-        let request = RequestWithContext::new(
-            ClientRequest::CallToolRequest(CallToolRequest::new(request)),
-            context,
-        );
-        async move {
-            poll_fn(|cx| stack.poll_ready(cx))
-                .await
-                .map_err(into_error_data)?;
-            let result = stack.call(request).await.map_err(into_error_data)?;
-            into_call_tool_response(result)
-        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let answer = through_stack(self.stack.clone(), request, context);
+        async move { into_call_tool_response(answer.await?) }
     }
 
     fn ping(
@@ -313,7 +333,11 @@ where
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.get_task(request, context)
+        // Through the stack: a completed task's result is the result of a
+        // `tools/call`, rewrapped like one.
+        let request = ClientRequest::GetTaskRequest(GetTaskRequest::new(request));
+        let answer = through_stack(self.stack.clone(), request, context);
+        async move { into_get_task_result(answer.await?) }
     }
 
     fn update_task(

@@ -80,6 +80,17 @@
 //! for clients that negotiated a protocol version older than 2026-07-28.
 //! `TowerHandler` does no such shaping.
 //!
+//! # Timeouts
+//!
+//! With [`tool_timeout`](crate::ToolErrorLayer::tool_timeout), a `tools/call`
+//! that runs out of time is answered with an `isError` result; the handler's
+//! future is dropped and, over a [`RequestWithContext`], the request's
+//! cancellation token (`context.ct`) is cancelled, so work the tool spawned with
+//! it stops too. When the client cancels a call (`notifications/cancelled`),
+//! rmcp 3.11 cancels that token and discards whatever answer comes later, but
+//! keeps polling the handler; a timeout still bounds how long it runs, and its
+//! answer is discarded like any other.
+//!
 //! # rmcp version
 //!
 //! The crate depends on rmcp `~3.11` on purpose: a newer minor release may add
@@ -92,6 +103,7 @@ mod handler_service;
 mod layered;
 mod pending;
 mod request;
+mod task_panics;
 mod tool_result;
 
 pub use ext::ServerHandlerExt;
@@ -99,3 +111,4 @@ pub use handler_service::{HandlerFuture, HandlerService};
 pub use layered::LayeredHandler;
 pub use pending::RmcpPending;
 pub use request::RequestWithContext;
+pub use task_panics::catch_task_panics;

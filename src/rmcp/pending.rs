@@ -1,27 +1,36 @@
-//! Reading rmcp's typed requests into [`RmcpPending`], and answering after a panic.
+//! Reading rmcp's typed requests into [`RmcpPending`], and answering in place of
+//! the handler (after a panic or a timeout).
 
 use std::borrow::Cow;
 
 use compact_str::CompactString;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, ClientRequest, ContentBlock, ErrorCode, GetMeta, ProtocolVersion,
-    RequestMetaObject, ServerResult,
+    CallToolResult, ClientRequest, ContentBlock, ErrorCode, GetMeta, JsonObject, ProtocolVersion,
+    RequestMetaObject, ServerResult, TaskPayload,
 };
+use tokio_util::sync::CancellationToken;
 use tower::BoxError;
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{Outcome, PanicAnswer, PanickedCall, Pending, Request, RequestView};
+use crate::exchange::{
+    LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
+};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
-/// and the request id when the request carries its context.
+/// the task id of a `tasks/get`, and the request id when the request carries its
+/// context.
 #[derive(Debug, Clone)]
 pub struct RmcpPending {
     /// `Some` for a `tools/call`.
     tool: Option<CompactString>,
+    /// `Some` for a `tasks/get`.
+    task_id: Option<CompactString>,
     /// Only for the log: a bare [`ClientRequest`] has no id.
     id: Option<RequestId>,
+    /// The request context's token, kept only when a timeout applies.
+    cancellation: Option<CancellationToken>,
 }
 
 impl RmcpPending {
@@ -32,9 +41,17 @@ impl RmcpPending {
             }
             _ => None,
         };
+        let task_id = match request {
+            ClientRequest::GetTaskRequest(get) => {
+                Some(CompactString::from(get.params.task_id.as_str()))
+            }
+            _ => None,
+        };
         Self {
             tool,
+            task_id,
             id: id.map(RequestId::from),
+            cancellation: None,
         }
     }
 }
@@ -89,6 +106,12 @@ impl Request for RequestWithContext {
             .with_protocol_version(self.context.protocol_version().map(version_name));
         Some(view)
     }
+
+    /// Keeps the context's cancellation token, so that a timed-out call also
+    /// stops the work its handler spawned with `context.ct`.
+    fn prepare_cancellation(&mut self, pending: &mut RmcpPending) {
+        pending.cancellation = Some(self.context.ct.clone());
+    }
 }
 
 /// `version` as text, borrowed when rmcp knows it.
@@ -118,18 +141,18 @@ impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
     /// [`ErrorData`] *is* the JSON-RPC error response. So a request that is not a
     /// `tools/call` is answered with `Err` (code -32603), the one place the layer
     /// returns an error of its own.
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<ServerResult, E> {
         let id = self.id.as_ref().map(|id| id as &dyn std::fmt::Debug);
-        match answer(PanickedCall::new(self.tool.as_deref(), id)) {
-            PanicAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
+        match answer(UnansweredCall::new(self.tool.as_deref(), id)) {
+            LayerAnswer::ToolError { text } => Ok(ServerResult::CallToolResult(
                 // rmcp's own constructor: `resultType` is set as rmcp sets it on
                 // every result, and rmcp's server drops it for older peers.
                 CallToolResult::error(vec![ContentBlock::text(text)]),
             )),
-            PanicAnswer::InternalError { message } => Err(E::from(ErrorData::new(
+            LayerAnswer::InternalError { message } => Err(E::from(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 message,
                 None,
@@ -151,6 +174,39 @@ impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
                 },
                 None => Outcome::ServiceError,
             },
+        }
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.tool.as_deref().into_iter()
+    }
+
+    /// Cancels the request context's token (`context.ct`).
+    fn cancel(&self) {
+        if let Some(cancellation) = &self.cancellation {
+            cancellation.cancel();
+        }
+    }
+
+    /// The result of a `tools/call` made a task is the `result` of a `completed`
+    /// `tasks/get` answer: a JSON object, as rmcp's `TaskManager` stores it.
+    type TaskResult = JsonObject;
+
+    fn task_exchange<'a>(&'a self, response: &'a mut ServerResult) -> TaskExchange<'a, JsonObject> {
+        match (&self.tool, &self.task_id, response) {
+            (Some(tool), _, ServerResult::CreateTaskResult(created)) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl_ms,
+            },
+            (_, Some(task_id), ServerResult::GetTaskResult(got)) => match &mut got.task.payload {
+                TaskPayload::Completed { result } => TaskExchange::Result { task_id, result },
+                TaskPayload::Failed { .. } | TaskPayload::Cancelled => {
+                    TaskExchange::Ended { task_id }
+                }
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
         }
     }
 }

@@ -63,6 +63,8 @@ pub(crate) enum Cause {
     Service,
     /// The layer, after the handler panicked.
     Panic,
+    /// The layer, after the handler ran out of time.
+    Timeout,
 }
 
 /// Records how the request ended on `span`; `outcome` is read only when the span
@@ -74,6 +76,7 @@ pub(crate) fn record_outcome(span: &Span, cause: Cause, outcome: impl FnOnce() -
     let outcome = outcome();
     let cause = match (cause, outcome) {
         (Cause::Panic, _) => "panic",
+        (Cause::Timeout, _) => "timeout",
         (Cause::Service, Outcome::Success) => return,
         (Cause::Service, Outcome::ToolError) => "tool_error",
         (Cause::Service, Outcome::ErrorResponse { .. }) => "protocol_error",

@@ -19,6 +19,14 @@
 //! router answers every tool call that is not task-augmented. A `Raw` answer or
 //! a task handle passes through as it is.
 //!
+//! Task-augmented calls are not followed over tower-mcp: the task handle
+//! (`CreateTask`, `FinalCreateTask`) and the task's result in a `tasks/get`
+//! answer (`GetTaskInfo`, `FinalGetTask`) pass through untouched, so an
+//! `isError` result delivered there keeps the tool's own text. The remedy, until
+//! the layer follows tower-mcp's tasks: render the error text in the task's
+//! handler with [`render_error`](crate::render_error), and catch a panicking
+//! task handler with `catch_panics_with(PanicPolicy::redacted(..))` (see below).
+//!
 //! # Example
 //!
 //! ```
@@ -62,6 +70,18 @@
 //! the layer (its fixed text is wrapped like any tool error), and it is the only
 //! catch for a task-augmented call, whose handler runs on a task of its own where
 //! no layer can see it.
+//!
+//! # Timeouts
+//!
+//! With [`tool_timeout`](crate::ToolErrorLayer::tool_timeout), a `tools/call`
+//! that runs out of time is answered with an `isError` `CallToolResult` and the
+//! router's future for it is dropped, which stops the handler at its next
+//! `.await`. tower-mcp has no other cancellation the layer can reach: its router
+//! gives each handler a child of the connection's cancellation token, made with
+//! a constructor private to tower-mcp. Only a per-request `CancellationToken`
+//! that a transport put in the request's extensions (tower-mcp's HTTP transport
+//! does, for a stateless request) is cancelled as well. A task-augmented call is
+//! bounded only until its task handle.
 //!
 //! # tower-mcp version
 //!

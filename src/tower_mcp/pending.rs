@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use ::tower_mcp::context::CancellationToken;
 use ::tower_mcp::{McpRequest, RequestId as RouterId, RouterRequest};
 use compact_str::CompactString;
 
@@ -20,6 +21,9 @@ pub struct TowerMcpPending {
     pub(super) id: RequestId,
     /// `Some` for a `tools/call`.
     pub(super) tool: Option<CompactString>,
+    /// The request's own cancellation token, when a timeout applies and a
+    /// transport put one in the request's extensions.
+    pub(super) cancellation: Option<CancellationToken>,
 }
 
 impl Request for RouterRequest {
@@ -33,6 +37,7 @@ impl Request for RouterRequest {
         TowerMcpPending {
             id: RequestId::from(&self.id),
             tool,
+            cancellation: None,
         }
     }
 
@@ -58,5 +63,14 @@ impl Request for RouterRequest {
             // A kind of id this version of tower-mcp does not know.
             _ => view,
         })
+    }
+
+    /// Keeps the request's [`CancellationToken`] if its transport gave it one
+    /// (tower-mcp's HTTP transport does, for a stateless request). None is added
+    /// otherwise: the router would take it in place of the child of the
+    /// connection's token it makes (with a constructor of its own), and the
+    /// handler would no longer be cancelled when the connection shuts down.
+    fn prepare_cancellation(&mut self, pending: &mut TowerMcpPending) {
+        pending.cancellation = self.extensions.get::<CancellationToken>().cloned();
     }
 }

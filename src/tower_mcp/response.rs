@@ -1,15 +1,18 @@
-//! Finding the tool result in a [`RouterResponse`], and answering after a panic.
+//! Finding the tool result in a [`RouterResponse`], and answering in place of the
+//! router (after a panic or a timeout).
 
 use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse};
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{Outcome, PanicAnswer, PanickedCall, Pending};
+use crate::exchange::{LayerAnswer, Outcome, Pending, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
 impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     type Result = CallToolResult;
+    /// Task results are not followed on tower-mcp (see the [module docs](super)).
+    type TaskResult = CallToolResult;
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
     /// request's own id. A JSON-RPC error, any other `McpResponse` variant
@@ -32,16 +35,16 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
         }
     }
 
-    fn panic_response(
+    fn layer_response(
         &self,
-        mut answer: impl FnMut(PanickedCall<'_>) -> PanicAnswer,
+        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<RouterResponse, E> {
-        let inner = match answer(PanickedCall::new(self.tool.as_deref(), Some(&self.id))) {
-            PanicAnswer::ToolError { text } => {
+        let inner = match answer(UnansweredCall::new(self.tool.as_deref(), Some(&self.id))) {
+            LayerAnswer::ToolError { text } => {
                 Ok(McpResponse::CallTool(CallToolResult::error(text)))
             }
             // tower-mcp's own constructor: code -32603, no data.
-            PanicAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
+            LayerAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
         };
         Ok(RouterResponse {
             id: id::to_router_id(&self.id),
@@ -57,6 +60,17 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
                 code: error.code.into(),
             },
             Err(_) => Outcome::ServiceError,
+        }
+    }
+
+    fn called_tools(&self) -> impl Iterator<Item = &str> {
+        self.tool.as_deref().into_iter()
+    }
+
+    /// Cancels the request's own token, if it had one.
+    fn cancel(&self) {
+        if let Some(cancellation) = &self.cancellation {
+            cancellation.cancel();
         }
     }
 }

@@ -9,12 +9,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::servers::{ClientEvent, ProbeClient, SECRET, answered, call, echo, only_text};
+use super::support::HIDDEN_TOOL_MESSAGE;
 
 type Client = RunningService<RoleClient, ProbeClient>;
-
-/// The message of a panicked tool call, as `golden/panic-in-call-hidden.out.json` pins it.
-const HIDDEN_TOOL_MESSAGE: &str =
-    "The tool failed with an internal error. The details are in the server log.";
 
 /// A panicking tool, sync or async, gets an `isError` answer without the panic
 /// message, and the next call on the same connection succeeds.

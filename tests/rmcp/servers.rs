@@ -2,8 +2,6 @@
 //! tools that succeed, fail, panic and look at their context, and a client that
 //! reports what the server sends it.
 
-use std::time::Duration;
-
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -22,15 +20,8 @@ use tokio::sync::mpsc;
 /// The secret in every panic message: it must never reach a client.
 pub(crate) const SECRET: &str = "sk-live-SECRET123";
 
-/// What a hung answer would look like to a test: much longer than any answer takes.
-pub(crate) const HANG_GUARD: Duration = Duration::from_secs(10);
-
-/// Waits for `future`, failing the test if it has not finished within [`HANG_GUARD`].
-pub(crate) async fn answered<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(HANG_GUARD, future)
-        .await
-        .unwrap_or_else(|_| panic!("no answer to {what} within {HANG_GUARD:?}"))
-}
+/// Waits for `future`, failing the test if it hangs.
+pub(crate) use super::support::{HANG_GUARD, within_hang_guard as answered};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub(crate) struct EchoArgs {

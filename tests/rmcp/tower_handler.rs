@@ -11,6 +11,7 @@ use rmcp::service::{ServiceError, TowerHandler, serve_directly};
 use rmcp::{ErrorData, RoleClient, RoleServer};
 
 use super::servers::{ProbeClient, SECRET, answered, call, only_text};
+use super::support::HIDDEN_TOOL_MESSAGE;
 
 /// A server written as a plain tower service: `deploy` and `tools/list` panic.
 async fn handle(request: ClientRequest) -> Result<ServerResult, ErrorData> {
@@ -58,10 +59,7 @@ async fn panics_are_answered_through_tower_handler() {
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         only_text(&result),
-        render_error(
-            "deploy",
-            "The tool failed with an internal error. The details are in the server log."
-        )
+        render_error("deploy", HIDDEN_TOOL_MESSAGE)
     );
 
     let listed = answered("tools/list", client.list_tools(None)).await;

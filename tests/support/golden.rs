@@ -3,7 +3,19 @@
 //! client receives through the layer (pretty-printed JSON and a newline, or `null`
 //! when no response is sent).
 //!
+//! `"inner": {"hang": true}` is an inner service that never answers, and
+//! `"layer": {"tool_timeout_ms": N}` gives the layer `tool_timeout`; such cases
+//! run under tokio's paused clock, which moves on by itself while every task
+//! waits.
+//!
 //! `UPDATE_GOLDEN=1` rewrites the `.out.json` files; a normal run never writes.
+//!
+//! A case is one exchange (`"request"` and `"inner"`), or, when what it pins
+//! needs state the layer carries from one request to the next (a task created
+//! by a `tools/call`, its result delivered by a later `tasks/get`), a sequence:
+//! `"exchanges": [{"request": .., "inner": ..}, ..]`, sent in order through one
+//! layered service. The `.out.json` of a sequence is the array of what the
+//! client received for each exchange (`null` where nothing was sent).
 //!
 //! The files hold keys in the order the server wrote them, which serde_json keeps
 //! only with its `preserve_order` feature (tower-mcp turns it on, so
@@ -16,7 +28,9 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::time::Duration;
 
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 /// One golden case, as read from its `.in.json` file.
@@ -25,13 +39,39 @@ pub struct Case {
     pub name: String,
     /// What the case pins, in one sentence.
     pub rule: String,
+    /// What the client sends and how the inner service answers, in order: one
+    /// exchange, or several for a sequence.
+    pub exchanges: Vec<Exchange>,
+    /// Whether the case is a sequence (`"exchanges"`), whose output is an array.
+    pub sequence: bool,
+    /// `ToolErrorLayer::expose_panic_messages`.
+    pub expose_panic_messages: bool,
+    /// `ToolErrorLayer::tool_timeout`.
+    pub tool_timeout: Option<Duration>,
+    /// `ToolErrorLayer::redact_secrets`.
+    pub redact_secrets: bool,
+    /// `ToolErrorLayer::max_error_bytes`, when the case sets it.
+    pub max_error_bytes: Option<usize>,
+    /// Whether the rule says the response passes through unchanged.
+    pub untouched: bool,
+}
+
+/// One request of a case, and how the inner service behaves for it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
     /// The message (or batch) the client sends.
     pub request: Value,
     pub inner: Inner,
-    /// `ToolErrorLayer::expose_panic_messages`.
-    pub expose_panic_messages: bool,
-    /// Whether the rule says the response passes through unchanged.
-    pub untouched: bool,
+}
+
+impl Case {
+    /// The one exchange of a case that is not a sequence; `None` for a sequence.
+    pub fn single(&self) -> Option<&Exchange> {
+        match &self.exchanges[..] {
+            [exchange] if !self.sequence => Some(exchange),
+            _ => None,
+        }
+    }
 }
 
 /// How the inner service behaves for a case.
@@ -41,6 +81,8 @@ pub enum Inner {
     Respond(Value),
     /// Panics with a string payload, in `call` or while its future is polled.
     Panic { at: PanicAt, payload: Payload },
+    /// Never answers.
+    Hang,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,9 +128,43 @@ fn read_case(name: &str) -> Case {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let spec: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (exchanges, sequence) = match &spec["exchanges"] {
+        Value::Null => (vec![read_exchange(name, &spec)], false),
+        Value::Array(exchanges) if exchanges.len() > 1 => (
+            exchanges.iter().map(|e| read_exchange(name, e)).collect(),
+            true,
+        ),
+        _ => panic!("{name}: \"exchanges\" must be an array of at least two exchanges"),
+    };
+    Case {
+        name: name.to_owned(),
+        rule: spec["rule"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no rule"))
+            .to_owned(),
+        exchanges,
+        sequence,
+        expose_panic_messages: spec["layer"]["expose_panic_messages"]
+            .as_bool()
+            .unwrap_or(false),
+        tool_timeout: spec["layer"]["tool_timeout_ms"]
+            .as_u64()
+            .map(Duration::from_millis),
+        redact_secrets: spec["layer"]["redact_secrets"].as_bool().unwrap_or(false),
+        max_error_bytes: spec["layer"]["max_error_bytes"]
+            .as_u64()
+            .map(|max| usize::try_from(max).expect("max_error_bytes fits usize")),
+        untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+/// One exchange: `{"request": .., "inner": ..}`.
+fn read_exchange(name: &str, spec: &Value) -> Exchange {
     let inner = &spec["inner"];
     let inner = if let Some(response) = inner.get("respond") {
         Inner::Respond(response.clone())
+    } else if inner["hang"] == Value::Bool(true) {
+        Inner::Hang
     } else {
         let at = match inner["panic_in"].as_str() {
             Some("call") => PanicAt::Call,
@@ -102,18 +178,26 @@ fn read_case(name: &str) -> Case {
         };
         Inner::Panic { at, payload }
     };
-    Case {
-        name: name.to_owned(),
-        rule: spec["rule"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{name}: no rule"))
-            .to_owned(),
+    Exchange {
         request: spec["request"].clone(),
         inner,
-        expose_panic_messages: spec["layer"]["expose_panic_messages"]
-            .as_bool()
-            .unwrap_or(false),
-        untouched: spec["untouched"].as_bool().unwrap_or(false),
+    }
+}
+
+impl Case {
+    /// The layer as the case's `layer` object sets it up; every harness builds it
+    /// here.
+    pub fn layer(&self) -> ToolErrorLayer {
+        let mut layer = ToolErrorLayer::new()
+            .expose_panic_messages(self.expose_panic_messages)
+            .redact_secrets(self.redact_secrets);
+        if let Some(timeout) = self.tool_timeout {
+            layer = layer.tool_timeout(timeout);
+        }
+        match self.max_error_bytes {
+            Some(max) => layer.max_error_bytes(max),
+            None => layer,
+        }
     }
 }
 
@@ -147,8 +231,8 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
         (expected, actual.to_owned())
     } else {
         (
-            in_sorted_order(case, &expected)?,
-            in_sorted_order(case, actual)?,
+            in_sorted_order(&expected).map_err(|e| format!("{case}: {e}"))?,
+            in_sorted_order(actual).map_err(|e| format!("{case}: {e}"))?,
         )
     };
     if expected == actual {
@@ -162,9 +246,20 @@ pub fn check_output(case: &str, actual: &str) -> Result<(), String> {
 }
 
 /// `json` written again by a serde_json that sorts keys.
-fn in_sorted_order(case: &str, json: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(json).map_err(|e| format!("{case}: {e}"))?;
+pub fn in_sorted_order(json: &str) -> Result<String, serde_json::Error> {
+    let value: Value = serde_json::from_str(json)?;
     Ok(serialize_output(&value))
+}
+
+/// `json` as this build's serde_json orders keys: unchanged when it keeps the
+/// order written, sorted otherwise. For comparing output written by typed
+/// structs (which keep their field order) with golden files.
+pub fn in_this_build_order(json: &str) -> String {
+    if preserves_key_order() {
+        json.to_owned()
+    } else {
+        in_sorted_order(json).expect("golden output is JSON")
+    }
 }
 
 /// Whether this build's serde_json keeps object keys in the order they were
@@ -200,6 +295,11 @@ pub fn assert_no_stray_files(cases: &[Case]) {
         stray.is_empty(),
         "golden files that no case uses: {stray:?}"
     );
+}
+
+/// The future of an inner service that never answers.
+pub fn hanging<T: 'static>() -> Pin<Box<dyn Future<Output = T> + Send>> {
+    Box::pin(std::future::pending())
 }
 
 /// The future of an inner service that panics as a case says: right away, in

@@ -2,118 +2,20 @@
 //! child process and spoken to over its real stdin and stdout.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
-/// Hang guard for building the example when `cargo test` has not already.
-const BUILD_WITHIN: Duration = Duration::from_secs(600);
-/// Hang guard for the server's answers, and for its exit once stdin closes.
-const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+use crate::support::example::{drain, example_binary, wait_bounded};
+use crate::support::{HANG_GUARD, HIDDEN_TOOL_MESSAGE};
 
 const EXAMPLE: &str = "tower_mcp_stdio";
-const HIDDEN_PANIC: &str =
-    "The tool failed with an internal error. The details are in the server log.";
-
-/// The example binary, built with this test's profile and features.
-///
-/// `cargo test` builds examples next to the tests, but `cargo test --test
-/// tower_mcp` does not, and a binary left from an earlier build may be stale:
-/// asking cargo is a no-op when it is fresh, and always right.
-fn example_binary() -> PathBuf {
-    let mut features = vec!["tower-mcp"];
-    if cfg!(feature = "rmcp") {
-        features.push("rmcp");
-    }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let mut command = Command::new(cargo);
-    command
-        .args([
-            "build",
-            "--quiet",
-            "--message-format=json",
-            "--example",
-            EXAMPLE,
-        ])
-        .arg("--manifest-path")
-        .arg(manifest)
-        .arg("--features")
-        .arg(features.join(","))
-        .args(profile_args());
-    let output = run_bounded(command, BUILD_WITHIN);
-    output
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["reason"] == "compiler-artifact")
-        .filter(|message| message["target"]["name"] == EXAMPLE)
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo built no {EXAMPLE} executable:\n{output}"))
-}
-
-/// The cargo profile this test binary was built with, read from its directory
-/// (`<target>/<profile dir>/deps/<test>`).
-fn profile_args() -> Vec<String> {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .and_then(Path::file_name)
-        .and_then(|name| name.to_str())
-        .unwrap_or("debug");
-    match profile_dir {
-        "debug" => vec![],
-        "release" => vec!["--release".to_owned()],
-        custom => vec!["--profile".to_owned(), custom.to_owned()],
-    }
-}
-
-/// Runs `command` to completion within `limit`, returning its stdout.
-fn run_bounded(mut command: Command, limit: Duration) -> String {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cargo runs");
-    let stdout = drain(child.stdout.take().unwrap());
-    let stderr = drain(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child, limit);
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    match status {
-        Some(status) if status.success() => stdout,
-        Some(status) => panic!("building the example failed ({status}):\n{stderr}"),
-        None => panic!("building the example took more than {limit:?}:\n{stderr}"),
-    }
-}
-
-/// Waits for `child` to exit, or kills it after `limit`; `None` if it was killed.
-fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-fn drain(mut from: impl Read + Send + 'static) -> JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = from.read_to_string(&mut text);
-        text
-    })
-}
 
 /// The example server, running as a child process.
 struct Server {
@@ -167,14 +69,14 @@ impl Server {
     /// Reads stdout until every id in `ids` is answered; answers may come in any
     /// order, since the transport handles requests concurrently.
     fn responses(&mut self, ids: &[i64]) -> HashMap<i64, String> {
-        let deadline = Instant::now() + ANSWER_WITHIN;
+        let deadline = Instant::now() + HANG_GUARD;
         let mut answers = HashMap::new();
         while answers.len() < ids.len() {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match self.stdout.recv_timeout(left) {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => panic!(
-                    "answers to {ids:?} within {ANSWER_WITHIN:?}: got only {:?}",
+                    "answers to {ids:?} within {HANG_GUARD:?}: got only {:?}",
                     answers.keys().collect::<Vec<_>>()
                 ),
                 Err(RecvTimeoutError::Disconnected) => {
@@ -196,10 +98,10 @@ impl Server {
     /// and the whole of stderr.
     fn finish(&mut self) -> (Vec<String>, String) {
         drop(self.stdin.take());
-        let status = wait_bounded(&mut self.child, ANSWER_WITHIN);
+        let status = wait_bounded(&mut self.child, HANG_GUARD);
         assert!(
             status.is_some(),
-            "the server did not exit within {ANSWER_WITHIN:?} of EOF"
+            "the server did not exit within {HANG_GUARD:?} of EOF"
         );
         self.seen.extend(self.stdout.try_iter());
         let stderr = self
@@ -236,7 +138,7 @@ fn error_text(line: &str) -> String {
 
 #[test]
 fn the_stdio_example_answers_over_its_real_transport() {
-    let mut server = Server::spawn(&example_binary());
+    let mut server = Server::spawn(&example_binary(EXAMPLE));
     server.send(json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {
@@ -272,7 +174,7 @@ fn the_stdio_example_answers_over_its_real_transport() {
 
     for (id, tool) in [(4, "panic"), (5, "panic_async")] {
         let line = &answers[&id];
-        assert_eq!(error_text(line), render_error(tool, HIDDEN_PANIC));
+        assert_eq!(error_text(line), render_error(tool, HIDDEN_TOOL_MESSAGE));
         assert!(
             !line.contains("sk-test") && !line.contains("api_key"),
             "secret sent: {line}"

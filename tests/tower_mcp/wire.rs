@@ -1,8 +1,6 @@
 //! A client on the far end of tower-mcp's stdio transport, in process: JSON-RPC
 //! lines written to the transport's input and read back from its output.
 
-use std::time::Duration;
-
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::{Value, json};
 use tokio::io::{
@@ -11,8 +9,7 @@ use tokio::io::{
 use tokio::task::JoinHandle;
 use tower_mcp::{McpRouter, StdioTransport};
 
-/// The hang guard: a single answer taking longer than this fails the test.
-const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+use crate::support::within_hang_guard;
 
 /// A connected, initialized client of one stdio transport.
 pub(crate) struct Wire {
@@ -73,9 +70,8 @@ impl Wire {
     pub(crate) async fn request(&mut self, id: i64, method: &str, params: Value) -> String {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
-        tokio::time::timeout(ANSWER_WITHIN, self.response_to(id))
-            .await
-            .unwrap_or_else(|_| panic!("no answer to {method} (id {id}) within {ANSWER_WITHIN:?}"))
+        let what = format!("{method} (id {id})");
+        within_hang_guard(&what, self.response_to(id)).await
     }
 
     async fn send(&mut self, message: Value) {

@@ -9,12 +9,9 @@
 //! 3. A panic of the inner service is answered for every request that has an id,
 //!    whatever else the message holds.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use mcp_tool_errors::exchange::{JsonPending, Pending};
 use mcp_tool_errors::{ToolErrorLayer, is_rendered, render_error};
@@ -22,7 +19,9 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRunner};
 use serde_json::{Map, Value, json};
+use support::complete::complete;
 use support::golden::preserves_key_order;
+use support::panic_answers::check_panic_answers;
 use tower::{Layer, Service, service_fn};
 
 // ---------------------------------------------------------------------------
@@ -661,14 +660,6 @@ fn the_generators_reach_the_cases_that_matter() {
     );
 }
 
-/// Drives a future that must finish at once: the inner services here never wait.
-fn complete<F: Future>(future: F) -> F::Output {
-    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("the layer waited on an inner service that never does"),
-    }
-}
-
 /// Sends `request` through the default layer over an inner service answering `response`.
 fn through_layer<Response>(request: Value, response: Response) -> Response
 where
@@ -951,20 +942,66 @@ fn answer_to_panic(request: Value, in_call: bool) -> Option<Value> {
     }
 }
 
-/// The requests of `request` that expect an answer: objects with a string
-/// `method` and an `id`.
-fn expected_answers(request: &Value) -> Vec<(&Value, Option<&str>)> {
-    messages(request)
-        .into_iter()
-        .filter_map(|message| {
-            let method = message.get("method")?.as_str()?;
-            let id = message.get("id")?;
-            let tool = (method == "tools/call")
-                .then(|| message.get("params")?.get("name")?.as_str())
-                .flatten();
-            Some((id, tool))
-        })
-        .collect()
+/// The oracle must be able to fail: it rejects a dropped, doubled, misplaced or
+/// wrong answer, an answer to a notification, and no response where one is due.
+#[test]
+fn the_panic_oracle_rejects_what_the_layer_must_not_do() {
+    let call = |id: u64, tool: &str| support::tool_call(id, tool);
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ping = json!({"jsonrpc": "2.0", "id": "p", "method": "ping"});
+    let answer = |id: u64, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "result": {
+            "content": [{"type": "text", "text": render_error(tool, "hidden")}], "isError": true}})
+    };
+    let internal = json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": "m"}});
+    let batch = json!([call(1, "a"), notification, ping, call(2, "b")]);
+    let answered = json!([answer(1, "a"), internal, answer(2, "b")]);
+    assert_eq!(check_panic_answers(&batch, Some(&answered)), Ok(()));
+    assert_eq!(
+        check_panic_answers(&call(1, "a"), Some(&answer(1, "a"))),
+        Ok(())
+    );
+    assert_eq!(check_panic_answers(&notification, None), Ok(()));
+
+    let wrong = [
+        // a request left unanswered
+        (call(1, "a"), None),
+        // one answer of a batch dropped
+        (batch.clone(), Some(json!([answer(1, "a"), internal]))),
+        (batch.clone(), Some(json!([internal, answer(2, "b")]))),
+        // an answer given twice
+        (
+            batch.clone(),
+            Some(json!([
+                answer(1, "a"),
+                answer(1, "a"),
+                internal,
+                answer(2, "b")
+            ])),
+        ),
+        // another id, another tool, not an error result, a tool error for a ping
+        (call(1, "a"), Some(answer(2, "a"))),
+        (call(1, "a"), Some(answer(1, "b"))),
+        (
+            call(1, "a"),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603}})),
+        ),
+        (
+            ping.clone(),
+            Some(json!({"jsonrpc": "2.0", "id": "p", "result": {"isError": true}})),
+        ),
+        // an answer to a notification, a batch of notifications answered
+        (notification.clone(), Some(internal.clone())),
+        (json!([notification]), Some(json!([]))),
+        // a batch answered with a single message
+        (json!([ping]), Some(internal.clone())),
+    ];
+    for (request, response) in &wrong {
+        assert!(
+            check_panic_answers(request, response.as_ref()).is_err(),
+            "accepted {response:?} for {request}"
+        );
+    }
 }
 
 proptest! {
@@ -976,26 +1013,7 @@ proptest! {
         in_call in any::<bool>(),
     ) {
         support::quiet_panics::silence_expected_panics();
-        let expected = expected_answers(&request);
         let response = answer_to_panic(request.clone(), in_call);
-        let answers: Vec<Value> = match (&request, response) {
-            (_, None) => Vec::new(),
-            (Value::Array(_), Some(Value::Array(answers))) => answers,
-            (Value::Array(_), Some(other)) => return Err(TestCaseError::fail(format!("a batch answered with {other}"))),
-            (_, Some(answer)) => vec![answer],
-        };
-        prop_assert_eq!(answers.len(), expected.len(), "answers {:?} for {:?}", answers, request);
-        for (answer, (id, tool)) in answers.iter().zip(expected) {
-            prop_assert_eq!(&answer["jsonrpc"], "2.0");
-            prop_assert_eq!(&answer["id"], id);
-            match tool {
-                Some(tool) => {
-                    prop_assert_eq!(&answer["result"]["isError"], true);
-                    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
-                    prop_assert!(is_rendered(text) && text.starts_with(&opening_of(tool)), "{:?}", answer);
-                }
-                None => prop_assert_eq!(&answer["error"]["code"], -32603),
-            }
-        }
+        check_panic_answers(&request, response.as_ref()).map_err(TestCaseError::fail)?;
     }
 }

@@ -1,25 +1,21 @@
 //! The layer over rmcp: the golden corpus through rmcp's typed messages; rmcp's
 //! own client against layered servers over an in-memory duplex and over
 //! streamable HTTP; every `ServerHandler` method forwarded; rmcp's
-//! protocol-version shaping; `TowerHandler`; stacks of one's own.
+//! protocol-version shaping; `TowerHandler`; stacks of one's own; timeouts; no
+//! panic payload on the wire; the `rmcp_stdio` example driven as a child process.
 
+#[path = "../support/mod.rs"]
 mod support;
 
-#[path = "rmcp/delegation.rs"]
 mod delegation;
-#[path = "rmcp/duplex.rs"]
 mod duplex;
-#[path = "rmcp/golden.rs"]
 mod golden;
-#[path = "rmcp/http.rs"]
 mod http;
-#[path = "rmcp/scenarios.rs"]
+mod leaks;
 mod scenarios;
-#[path = "rmcp/servers.rs"]
 mod servers;
-#[path = "rmcp/shaping.rs"]
 mod shaping;
-#[path = "rmcp/stack.rs"]
 mod stack;
-#[path = "rmcp/tower_handler.rs"]
+mod stdio_example;
+mod timeouts;
 mod tower_handler;

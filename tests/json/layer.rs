@@ -1,22 +1,19 @@
 //! The layer through its public API: construction, pass-through of what it must
 //! not touch, renderers, stacking and logs.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::{ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
+use mcp_tool_errors::{Llmxml, ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::golden::{Inner, PanicAt, load_cases, serialize_output};
 use support::log::CapturedLog;
+use support::tool_call;
 use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
-
-fn tool_call(id: u64, tool: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
-}
 
 fn error_result(id: &Value, text: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}], "isError": true}})
@@ -36,15 +33,55 @@ fn first_text(response: &Value) -> &str {
         .expect("a text item")
 }
 
+/// Checked at compile time: the layer is `Clone` (its settings that are not
+/// plain values and its memory of tasks sit behind `Arc`s, so a clone allocates
+/// nothing), `Send + Sync` and `'static`, so one layer serves every connection
+/// and thread; `Default` and `Debug` as Tower layers are.
 #[test]
-fn layer_is_cheap_shareable_and_printable() {
-    fn assert_traits<T: Clone + std::fmt::Debug + Default + Send + Sync + 'static>() {}
-    assert_traits::<ToolErrorLayer>();
-    let debug = format!("{:?}", ToolErrorLayer::new().expose_panic_messages(true));
-    assert!(debug.contains("expose_panic_messages: true"), "{debug}");
-    let with_closure =
-        ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}"));
-    assert!(format!("{with_closure:?}").contains("ToolErrorLayer"));
+fn layer_is_cheap_to_clone_and_shareable() {
+    fn clone_send_sync<T: Clone + Send + Sync + 'static>(_: &T) {}
+    fn default_and_debug<T: Default + std::fmt::Debug>() {}
+    clone_send_sync(&ToolErrorLayer::new());
+    clone_send_sync(
+        &ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("{tool}: {message}")),
+    );
+    default_and_debug::<ToolErrorLayer>();
+}
+
+/// `Debug` shows what the layer will do: its renderer's type and its settings.
+#[test]
+fn debug_shows_the_renderer_and_the_settings() {
+    let default = format!("{:?}", ToolErrorLayer::new());
+    assert!(
+        default.contains(std::any::type_name::<Llmxml>()),
+        "{default}"
+    );
+    assert!(
+        default.contains("expose_panic_messages: false"),
+        "{default}"
+    );
+
+    let closure = |tool: &str, message: &str| format!("{tool}: {message}");
+    let custom = ToolErrorLayer::new()
+        .expose_panic_messages(true)
+        .renderer(closure);
+    let custom = format!("{custom:?}");
+    assert!(
+        custom.contains(std::any::type_name_of_val(&closure)),
+        "{custom}"
+    );
+    assert!(
+        !custom.contains(std::any::type_name::<Llmxml>()),
+        "{custom}"
+    );
+    assert!(custom.contains("expose_panic_messages: true"), "{custom}");
+
+    let service = format!("{:?}", ToolErrors::new(vec![7]));
+    assert!(service.contains("inner: [7]"), "{service}");
+    assert!(
+        service.contains(std::any::type_name::<Llmxml>()),
+        "{service}"
+    );
 }
 
 #[tokio::test]
@@ -138,7 +175,7 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
     let layer =
         ToolErrorLayer::new().renderer(|tool: &str, message: &str| format!("[{tool}] {message}"));
     let twice = ServiceBuilder::new()
-        .layer(layer)
+        .layer(layer.clone())
         .layer(layer)
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
@@ -146,45 +183,53 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for
-/// every case of the golden corpus.
-#[tokio::test]
+/// every case of the golden corpus (each exchange of a sequence, through the
+/// same two services; under the paused clock, for its timeouts).
+#[tokio::test(start_paused = true)]
 async fn stacking_the_layer_never_double_wraps() {
     support::quiet_panics::silence_expected_panics();
     for case in load_cases() {
-        let inner = case.inner.clone();
-        let script = service_fn(move |_: Value| {
-            let inner = inner.clone();
-            if let Inner::Panic {
-                at: PanicAt::Call,
-                payload,
-            } = &inner
-            {
-                payload.raise();
-            }
-            async move {
-                match inner {
-                    Inner::Respond(response) => Ok::<_, Infallible>(response),
-                    Inner::Panic { payload, .. } => payload.raise(),
+        // How the script behaves for the exchange being sent.
+        let next = Arc::new(Mutex::new(case.exchanges[0].inner.clone()));
+        let script = {
+            let next = Arc::clone(&next);
+            service_fn(move |_: Value| {
+                let inner = next.lock().unwrap().clone();
+                if let Inner::Panic {
+                    at: PanicAt::Call,
+                    payload,
+                } = &inner
+                {
+                    payload.raise();
                 }
-            }
-        });
-        let layer = ToolErrorLayer::new().expose_panic_messages(case.expose_panic_messages);
-        let once = layer
-            .layer(script.clone())
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        let twice = layer
-            .layer(layer.layer(script))
-            .oneshot(case.request.clone())
-            .await
-            .unwrap();
-        assert_eq!(
-            serialize_output(&twice),
-            serialize_output(&once),
-            "case {}",
-            case.name
-        );
+                async move {
+                    match inner {
+                        Inner::Respond(response) => Ok::<_, Infallible>(response),
+                        Inner::Panic { payload, .. } => payload.raise(),
+                        Inner::Hang => std::future::pending().await,
+                    }
+                }
+            })
+        };
+        // Two layer values, so that `once` and `twice` do not share a memory
+        // of tasks; the two layers of `twice` do.
+        let layer = || case.layer();
+        let mut once = layer().layer(script.clone());
+        let twice_layer = layer();
+        let mut twice = twice_layer.layer(twice_layer.layer(script));
+        for exchange in &case.exchanges {
+            *next.lock().unwrap() = exchange.inner.clone();
+            let once = once.ready().await.unwrap().call(exchange.request.clone());
+            let once = once.await.unwrap();
+            let twice = twice.ready().await.unwrap().call(exchange.request.clone());
+            let twice = twice.await.unwrap();
+            assert_eq!(
+                serialize_output(&twice),
+                serialize_output(&once),
+                "case {}",
+                case.name
+            );
+        }
     }
 }
 

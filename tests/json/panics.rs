@@ -4,27 +4,21 @@
 //! the one the layer does not catch; `a_panic_in_poll_ready_reaches_the_caller`
 //! shows where it goes.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::Once;
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{Context, Poll};
 
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors, is_rendered, render_error};
 use serde_json::{Value, json};
+use support::complete::complete;
+use support::{HANG_GUARD, HIDDEN_TOOL_MESSAGE, tool_call};
 use tower::{Layer, Service, ServiceExt, service_fn};
-
-/// What a hung answer would look like: far longer than any answer here takes.
-const HANG_GUARD: Duration = Duration::from_secs(60);
-
-/// The text of a hidden panic, as `golden/panic-in-call-hidden.out.json` pins it.
-const HIDDEN_TOOL_MESSAGE: &str =
-    "The tool failed with an internal error. The details are in the server log.";
 
 /// Silences the deliberate panics of this file: those of `support::quiet_panics`,
 /// and those raised here with a payload that is not a string (it cannot carry
@@ -47,24 +41,8 @@ fn silence_deliberate_panics() {
     });
 }
 
-fn request(id: Value, method: &str, tool: Option<&str>) -> Value {
-    let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
-    if let Some(tool) = tool {
-        message["params"] = json!({"name": tool, "arguments": {}});
-    }
-    message
-}
-
-fn tool_call(id: u64, tool: &str) -> Value {
-    request(json!(id), "tools/call", Some(tool))
-}
-
-/// Drives a future that must finish without waiting.
-fn complete<F: Future>(future: F) -> F::Output {
-    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("a future that never waits was pending"),
-    }
+fn request(id: Value, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method})
 }
 
 /// Where the inner service panics.
@@ -140,7 +118,7 @@ async fn a_panic_in_call_is_answered() {
         .await
         .unwrap();
     assert_hidden_tool_error(&response, &json!(7), "deploy");
-    let other = request(json!("req-8"), "resources/read", None);
+    let other = request(json!("req-8"), "resources/read");
     let response = answer(service, other).await.unwrap();
     assert_internal_error(&response, &json!("req-8"));
 }
@@ -153,7 +131,7 @@ async fn a_panic_while_the_future_is_polled_is_answered() {
         .await
         .unwrap();
     assert_hidden_tool_error(&response, &json!(9), "deploy");
-    let other = request(json!(10), "prompts/get", None);
+    let other = request(json!(10), "prompts/get");
     let response = answer(service, other).await.unwrap();
     assert_internal_error(&response, &json!(10));
 }
@@ -271,7 +249,7 @@ async fn a_panic_in_a_notification_handler_is_survived() {
     ] {
         assert_eq!(answer(service.clone(), notification.clone()).await, None);
         // A batch answers its requests and nothing else.
-        let batch = json!([notification, tool_call(1, "deploy"), {"jsonrpc": "2.0", "method": "notifications/progress"}, request(json!(2), "ping", None)]);
+        let batch = json!([notification, tool_call(1, "deploy"), {"jsonrpc": "2.0", "method": "notifications/progress"}, request(json!(2), "ping")]);
         let answers = answer(service.clone(), batch).await.unwrap();
         let answers = answers.as_array().unwrap();
         assert_eq!(answers.len(), 2, "{answers:?}");

@@ -1,0 +1,84 @@
+//! [`catch_task_panics`]: a task operation that panics completes with the answer
+//! a direct call gets, instead of staying `working`.
+
+use std::future::poll_fn;
+use std::task::Poll;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture};
+
+use crate::panic::{self, CaughtPanic};
+use crate::tasks::panics::{self, PANICKED_TASK_TEXT};
+
+/// Wraps the operation given to rmcp's
+/// [`TaskManager::spawn`](rmcp::task_manager::TaskManager::spawn) so that a panic
+/// in it completes the task instead of leaving it `working` until its TTL.
+///
+/// rmcp's `TaskManager` runs each operation on a task of its own and records its
+/// result when it returns; an operation that panics never returns, so the task
+/// would stay `working`. Wrapped, it completes at once as `completed` with an
+/// `isError` result; the [`LayeredHandler`](super::LayeredHandler) turns that
+/// result, on its way out through `tasks/get`, into the very answer a panicking
+/// direct call gets (redacted by default, with the payload under
+/// `expose_panic_messages(true)`). The payload is logged with the task id and is
+/// never stored in the task, so nothing of it leaks even to a client that reads
+/// the task some other way.
+///
+/// ```
+/// use mcp_tool_errors::rmcp::catch_task_panics;
+/// use rmcp::model::{CallToolResult, ContentBlock};
+/// use rmcp::task_manager::{TaskManager, TaskOptions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let tasks = TaskManager::new();
+/// let task = tasks.spawn(
+///     TaskOptions::default(),
+///     catch_task_panics(|_context| {
+///         Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("done")])) })
+///     }),
+/// );
+/// # let _ = task;
+/// # }
+/// ```
+pub fn catch_task_panics<F>(make_future: F) -> impl FnOnce(TaskContext) -> TaskFuture
+where
+    F: FnOnce(TaskContext) -> TaskFuture,
+{
+    move |context| {
+        let task_id = context.task_id().to_owned();
+        let mut future = match panic::catch(|| make_future(context)) {
+            Ok(future) => future,
+            Err(panic) => {
+                let result = completed_after_panic(&task_id, panic);
+                return Box::pin(std::future::ready(result));
+            }
+        };
+        Box::pin(async move {
+            let outcome = poll_fn(|cx| match panic::catch(|| future.as_mut().poll(cx)) {
+                Ok(Poll::Pending) => Poll::Pending,
+                Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+                Err(panic) => Poll::Ready(Err(panic)),
+            })
+            .await;
+            // A future that panicked may panic again when dropped.
+            if let Err(panic) = panic::catch(move || drop(future)) {
+                panic.log_in_task(&task_id);
+            }
+            match outcome {
+                Ok(result) => result,
+                Err(panic) => completed_after_panic(&task_id, panic),
+            }
+        })
+    }
+}
+
+/// The result a task completes with when its operation panicked: the payload
+/// goes to the log and to the layer, never into the task.
+fn completed_after_panic(task_id: &str, panic: CaughtPanic) -> Result<CallToolResult, TaskExit> {
+    panic.log_in_task(task_id);
+    panics::record(task_id, panic);
+    Ok(CallToolResult::error(vec![ContentBlock::text(
+        PANICKED_TASK_TEXT,
+    )]))
+}

@@ -1,0 +1,128 @@
+//! [`install_panic_hook`]: keeps the payload of a panic the layer catches off
+//! stderr.
+//!
+//! Rust prints every panic through the process's panic hook *before* unwinding
+//! reaches the layer's `catch_unwind`, so the layer cannot stop the default hook
+//! from writing the payload (which may hold a token) to stderr. The hook set here
+//! knows, through a per-thread depth counter raised around each of the layer's
+//! `catch_unwind` calls, whether a panic happens inside the layer: if so it stays
+//! silent and the layer writes one line without the payload when it answers the
+//! panic (that is where the tool and the request id are known); any other panic
+//! goes to the hook that was installed before.
+//!
+//! A library cannot do this by default: the panic hook is one per process and
+//! belongs to the application, which may have set its own (crash reporting,
+//! structured logging, a test harness capturing output), and replacing it behind
+//! the application's back, or in an order that depends on which library set it
+//! last, would lose those. So it is one explicit call at startup.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Installs a process-wide panic hook that keeps the message of every panic
+/// caught by a [`ToolErrorLayer`](crate::ToolErrorLayer) off stderr.
+///
+/// For such a panic, one line goes to stderr when the layer answers it, with the
+/// tool and the request id but not the payload; the payload stays in the layer's
+/// `tracing` error event (redacted when
+/// [`redact_secrets`](crate::ToolErrorLayer::redact_secrets) is on). Every other
+/// panic, on any thread, goes to the hook that was installed before this call,
+/// unchanged. Call it once at startup, after any hook of your own; later calls do
+/// nothing.
+///
+/// A panic that the inner service catches itself while the layer polls it is also
+/// kept off stderr; a line says that one was withheld.
+///
+/// Why the layer does not do this by itself: Rust prints a panic through the
+/// process's one panic hook before unwinding reaches any `catch_unwind`, and that
+/// hook belongs to the application (crash reporting, structured logs, a test
+/// harness); a library that replaced it unasked would silently take those away.
+///
+/// ```
+/// mcp_tool_errors::install_panic_hook();
+/// ```
+pub fn install_panic_hook() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !withhold_if_inside_layer() {
+                previous(info);
+            }
+        }));
+        INSTALLED.store(true, Ordering::Release);
+    });
+}
+
+/// Whether [`install_panic_hook`] ran: only then does the layer write its own line.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+#[derive(Clone, Copy)]
+struct Inside {
+    /// How many of the layer's `catch_unwind` calls this thread is in (layers
+    /// can be stacked).
+    depth: u32,
+    /// Whether the hook kept a panic off stderr since the innermost one began.
+    withheld: bool,
+}
+
+thread_local! {
+    static INSIDE: Cell<Inside> = const { Cell::new(Inside { depth: 0, withheld: false }) };
+}
+
+/// Called by the hook: marks the panic as withheld when it happens inside the
+/// layer, and says whether it did.
+fn withhold_if_inside_layer() -> bool {
+    INSIDE
+        .try_with(|inside| {
+            let mut state = inside.get();
+            if state.depth == 0 {
+                return false;
+            }
+            state.withheld = true;
+            inside.set(state);
+            true
+        })
+        .unwrap_or(false)
+}
+
+/// Runs `run` under `catch_unwind`, with this thread marked as inside the layer.
+/// Returns the outcome and whether the hook withheld a panic meanwhile. Costs
+/// two thread-local reads and writes; never allocates.
+pub(crate) fn catch_inside_layer<T>(
+    run: impl FnOnce() -> T,
+) -> (Result<T, Box<dyn Any + Send>>, bool) {
+    let outer = INSIDE.with(|inside| {
+        let state = inside.get();
+        inside.set(Inside {
+            depth: state.depth + 1,
+            withheld: false,
+        });
+        state
+    });
+    let outcome = catch_unwind(AssertUnwindSafe(run));
+    let withheld = INSIDE.with(|inside| {
+        let withheld = inside.get().withheld;
+        inside.set(outer);
+        withheld
+    });
+    if withheld && outcome.is_ok() {
+        report(format_args!(
+            "a panic inside the handler was caught by the handler itself; its message is withheld"
+        ));
+    }
+    (outcome, withheld)
+}
+
+/// Writes one line about a withheld panic to stderr, if the hook is installed.
+/// Never the payload.
+pub(crate) fn report(what: std::fmt::Arguments<'_>) {
+    if INSTALLED.load(Ordering::Acquire) {
+        // Nothing to do if stderr is gone; a panic here would be worse.
+        let _ = writeln!(std::io::stderr().lock(), "mcp-tool-errors: {what}");
+    }
+}

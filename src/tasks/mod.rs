@@ -1,0 +1,14 @@
+//! Task-augmented tool calls (the tasks extension, `io.modelcontextprotocol/tasks`):
+//! a `tools/call` answered with a task handle delivers its result later, in a
+//! `tasks/get` (protocol 2026-07-28) or `tasks/result` (2025-11-25) response.
+//!
+//! The layer remembers which tool each task belongs to ([`TaskMemory`]), so that
+//! the task's result is rewrapped where it reaches the client, exactly as the
+//! result of a direct call. A task operation that panicked leaves its caught
+//! panic in [`panics`], where the layer finds it to answer as for a direct call.
+
+mod memory;
+pub(crate) mod panics;
+
+pub use memory::MAX_REMEMBERED_TASKS;
+pub(crate) use memory::TaskMemory;

@@ -1,0 +1,15 @@
+//! The layer over JSON-RPC messages as `serde_json::Value`s: its public API, the
+//! golden corpus byte for byte, every panic answered, no panic payload sent,
+//! and properties that hold for any input.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod golden;
+mod layer;
+mod leaks;
+mod panics;
+mod properties;
+mod sanitize;
+mod tasks;
+mod timeouts;

@@ -1,0 +1,239 @@
+//! Task-augmented tool calls on the JSON path: a `tools/call` answered with a
+//! task handle is remembered with its tool, and the task's result is rewrapped
+//! where it comes back (`tasks/get` in 2026-07-28, `tasks/result` in 2025-11-25);
+//! the handle itself and everything else about tasks pass through untouched;
+//! the memory is bounded.
+
+use std::convert::Infallible;
+use std::future::{Ready, ready};
+
+use mcp_tool_errors::{MAX_REMEMBERED_TASKS, ToolErrorLayer, ToolErrors, render_error};
+use serde_json::{Value, json};
+use tower::{Layer, Service, ServiceExt, service_fn};
+
+/// A task server as seen on the wire: every `tools/call` makes a task whose id is
+/// the call's `arguments.task`; every task has failed with an `isError` result
+/// saying "disk full" by the time it is asked about. `arguments.ttl` is the
+/// task's `ttlMs`; `arguments.protocol` "2025-11-25" answers in that revision's shapes.
+fn task_server()
+-> impl Service<Value, Response = Value, Error = Infallible, Future = Ready<Result<Value, Infallible>>>
++ Clone {
+    service_fn(|request: Value| {
+        let id = request["id"].clone();
+        let failed = json!({"content": [{"type": "text", "text": "disk full"}], "isError": true});
+        let result = match request["method"].as_str() {
+            Some("tools/call") => {
+                let arguments = &request["params"]["arguments"];
+                let task_id = arguments["task"].clone();
+                if arguments["protocol"] == "2025-11-25" {
+                    json!({"task": {"taskId": task_id, "status": "working", "ttl": arguments["ttl"]}})
+                } else {
+                    json!({"resultType": "task", "taskId": task_id, "status": "working", "ttlMs": arguments["ttl"]})
+                }
+            }
+            Some("tasks/get") => match request["params"]["taskId"].as_str() {
+                Some(task_id) if task_id.starts_with("cancelled") => {
+                    json!({"resultType": "complete", "taskId": task_id, "status": "cancelled"})
+                }
+                Some(task_id) => {
+                    json!({"resultType": "complete", "taskId": task_id, "status": "completed", "result": failed})
+                }
+                None => json!({}),
+            },
+            Some("tasks/result") => failed,
+            _ => json!({}),
+        };
+        ready(Ok(json!({"jsonrpc": "2.0", "id": id, "result": result})))
+    })
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn call_as_task(id: u64, tool: &str, task: &str) -> Value {
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": {"task": task, "ttl": 60000}}),
+    )
+}
+
+fn get_task(id: u64, task: &str) -> Value {
+    request(id, "tasks/get", json!({"taskId": task}))
+}
+
+async fn send<S>(service: &mut S, message: Value) -> Value
+where
+    S: Service<Value, Response = Value, Error = Infallible>,
+{
+    service.ready().await.unwrap().call(message).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_task_handle_is_untouched_and_the_result_in_tasks_get_is_rewrapped() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+
+    let handle = send(&mut service, call_as_task(1, "export", "t-1")).await;
+    assert_eq!(
+        handle,
+        send(&mut bare, call_as_task(1, "export", "t-1")).await
+    );
+    assert_eq!(service.remembered_tasks(), 1);
+
+    let got = send(&mut service, get_task(2, "t-1")).await;
+    assert_eq!(
+        got["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    assert_eq!(got["result"]["status"], "completed");
+    assert_eq!(service.remembered_tasks(), 0, "forgotten once delivered");
+
+    // A second poll, and a task the layer never saw, pass through as they are.
+    for task in ["t-1", "never-created"] {
+        let again = send(&mut service, get_task(3, task)).await;
+        assert_eq!(again, send(&mut bare, get_task(3, task)).await);
+    }
+}
+
+#[tokio::test]
+async fn the_whole_tasks_result_answer_is_rewrapped_in_2025_11_25() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+    let call = request(
+        1,
+        "tools/call",
+        json!({"name": "export", "arguments": {"task": "t-2", "ttl": 60000, "protocol": "2025-11-25"}}),
+    );
+    let handle = send(&mut service, call.clone()).await;
+    assert_eq!(handle, send(&mut bare, call).await);
+    assert_eq!(service.remembered_tasks(), 1);
+
+    let result = send(
+        &mut service,
+        request(2, "tasks/result", json!({"taskId": "t-2"})),
+    )
+    .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    assert_eq!(service.remembered_tasks(), 0);
+}
+
+#[tokio::test]
+async fn a_task_that_ends_without_result_is_forgotten_and_its_answer_untouched() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+    send(&mut service, call_as_task(1, "export", "cancelled-1")).await;
+    assert_eq!(service.remembered_tasks(), 1);
+    let got = send(&mut service, get_task(2, "cancelled-1")).await;
+    assert_eq!(got, send(&mut bare, get_task(2, "cancelled-1")).await);
+    assert_eq!(service.remembered_tasks(), 0);
+}
+
+#[tokio::test]
+async fn a_task_whose_ttl_has_passed_is_not_rewrapped() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+    let call = request(
+        1,
+        "tools/call",
+        json!({"name": "export", "arguments": {"task": "t-3", "ttl": 0}}),
+    );
+    send(&mut service, call).await;
+    let got = send(&mut service, get_task(2, "t-3")).await;
+    assert_eq!(got, send(&mut bare, get_task(2, "t-3")).await);
+    assert_eq!(service.remembered_tasks(), 0);
+}
+
+#[tokio::test]
+async fn clones_share_what_they_remember() {
+    let mut service = ToolErrors::new(task_server());
+    let mut clone = service.clone();
+    send(&mut service, call_as_task(1, "export", "t-4")).await;
+    let got = send(&mut clone, get_task(2, "t-4")).await;
+    assert_eq!(
+        got["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+}
+
+#[tokio::test]
+async fn memory_stays_bounded_when_tasks_are_never_polled() {
+    let mut service = ToolErrors::new(task_server());
+    let created = 10 * MAX_REMEMBERED_TASKS;
+    for n in 0..created {
+        send(
+            &mut service,
+            call_as_task(n as u64, "export", &format!("t-{n}")),
+        )
+        .await;
+        assert!(service.remembered_tasks() <= MAX_REMEMBERED_TASKS);
+    }
+    assert_eq!(service.remembered_tasks(), MAX_REMEMBERED_TASKS);
+
+    // The newest are the ones kept: the last task is still rewrapped, the first is not.
+    let newest = format!("t-{}", created - 1);
+    let got = send(&mut service, get_task(1, &newest)).await;
+    assert_eq!(
+        got["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    let oldest = send(&mut service, get_task(2, "t-0")).await;
+    assert_eq!(
+        oldest["result"]["result"]["content"][0]["text"],
+        "disk full"
+    );
+}
+
+#[tokio::test]
+async fn other_task_methods_pass_through_untouched() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+    send(&mut service, call_as_task(1, "export", "t-5")).await;
+    for method in ["tasks/update", "tasks/cancel", "tasks/list"] {
+        let message = request(2, method, json!({"taskId": "t-5", "inputResponses": {}}));
+        assert_eq!(
+            send(&mut service, message.clone()).await,
+            send(&mut bare, message).await
+        );
+    }
+    assert_eq!(
+        service.remembered_tasks(),
+        1,
+        "only a delivered result forgets"
+    );
+}
+
+/// A server that builds one service per session from one layer (rmcp's
+/// `StreamableHttpService` factory calling `.layer(layer.clone())`): a task
+/// created in one session is rewrapped when another session fetches it.
+#[tokio::test]
+async fn every_service_of_one_layer_and_its_clones_shares_the_memory_of_tasks() {
+    let layer = ToolErrorLayer::new();
+    let mut first_session = layer.layer(task_server());
+    let mut second_session = layer.clone().layer(task_server());
+    send(&mut first_session, call_as_task(1, "export", "t-shared")).await;
+    assert_eq!(second_session.remembered_tasks(), 1);
+
+    let got = send(&mut second_session, get_task(2, "t-shared")).await;
+    assert_eq!(
+        got["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    assert_eq!(first_session.remembered_tasks(), 0, "forgotten for both");
+}
+
+#[tokio::test]
+async fn layers_made_separately_remember_separately() {
+    let mut bare = task_server();
+    let mut one = ToolErrorLayer::new().layer(task_server());
+    let mut other = ToolErrorLayer::new().layer(task_server());
+    send(&mut one, call_as_task(1, "export", "t-own")).await;
+    assert_eq!(other.remembered_tasks(), 0);
+    let got = send(&mut other, get_task(2, "t-own")).await;
+    assert_eq!(got, send(&mut bare, get_task(2, "t-own")).await);
+    assert_eq!(one.remembered_tasks(), 1);
+}
