@@ -26,14 +26,17 @@
 //!
 //! - `tool_error`: the tool answered with an `isError: true` result;
 //! - `panic`: the handler panicked and the layer answered in its place;
+//! - `timeout`: the handler did not finish within its timeout
+//!   (`ToolErrorLayer::tool_timeout`); the layer answered in its place and
+//!   cancelled it;
 //! - `protocol_error`: the inner server answered with a JSON-RPC error (an
 //!   unknown tool, invalid parameters);
 //! - `service_error`: the inner service failed with an error of its own that is
 //!   not a JSON-RPC error response.
 //!
 //! No field holds the tool's arguments, its result, a panic payload or an error
-//! message. The events the layer logs for a request (a caught panic, a rewrap)
-//! are recorded inside its span.
+//! message. The events the layer logs for a request (a caught panic, a timeout,
+//! a rewrap) are recorded inside its span.
 //!
 //! A JSON-RPC batch gets one span, named after no method (`mcp.server`): its
 //! status is the first failure among its responses. Behind rmcp's

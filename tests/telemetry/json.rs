@@ -2,10 +2,11 @@
 //! `serde_json::Value`.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
-use mcp_tool_errors::ToolErrors;
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors};
 use serde_json::{Value, json};
-use tower::{ServiceExt, service_fn};
+use tower::{Layer, ServiceExt, service_fn};
 
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_no_attribute_holds, assert_span,
@@ -18,8 +19,8 @@ const ARGUMENT: &str = "argument-Oslo-7731";
 const PAYLOAD: &str = "token=hunter2";
 
 /// A server whose tools answer by their name: `*_refuse` with an `isError`
-/// result, `*_panic` by panicking, `*_ok` with a result; any other tool is
-/// unknown (-32602).
+/// result, `*_panic` by panicking, `*_hang` never, `*_ok` with a result; any
+/// other tool is unknown (-32602).
 async fn server(request: Value) -> Result<Value, Infallible> {
     let id = request["id"].clone();
     let tool = request["params"]["name"].as_str().unwrap_or_default();
@@ -29,6 +30,9 @@ async fn server(request: Value) -> Result<Value, Infallible> {
         json!({"result": {"content": [{"type": "text", "text": "no forecast"}], "isError": true}})
     } else if tool.ends_with("_panic") {
         panic!("[expected] the forecast service failed, {PAYLOAD}");
+    } else if tool.ends_with("_hang") {
+        std::future::pending::<()>().await;
+        unreachable!("a pending future never finishes")
     } else {
         json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
     };
@@ -209,11 +213,34 @@ async fn without_a_traceparent_the_span_starts_a_trace_of_its_own() {
     assert!(!span.parent_span_is_remote);
 }
 
-// TODO(timeouts): once the per-tool timeout is on main, send a call that runs
-// past it and assert `error.type = tool_error`, `mcp_tool_errors.cause = timeout`
-// and an error status.
-#[tokio::test]
-#[ignore = "TODO: the layer has no timeout yet (branch timeouts)"]
+#[tokio::test(start_paused = true)]
 async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
-    unimplemented!("waits for the timeouts branch");
+    exporter();
+    let layered = ToolErrorLayer::new()
+        .tool_timeout(Duration::from_secs(2))
+        .layer(service_fn(server));
+    let response = layered
+        .oneshot(tool_call("json-hang", "json_weather_hang"))
+        .await
+        .unwrap();
+    assert_eq!(response["result"]["isError"], true);
+
+    let span = span_named("tools/call json_weather_hang");
+    assert_span(
+        &span,
+        &[
+            ("jsonrpc.request.id", Some("json-hang")),
+            ("gen_ai.tool.name", Some("json_weather_hang")),
+            ("error.type", Some("tool_error")),
+            ("mcp_tool_errors.cause", Some("timeout")),
+            ("rpc.response.status_code", None),
+        ],
+    );
+    assert_failed(&span, true);
+    assert_no_attribute_holds(&span, &[ARGUMENT]);
+    let logged = span
+        .events
+        .iter()
+        .any(|event| event.name.contains("tool call timed out"));
+    assert!(logged, "the timeout is logged inside the span: {span:#?}");
 }

@@ -1,6 +1,9 @@
 //! The request span through rmcp's own client and a layered rmcp server over an
 //! in-memory duplex.
 
+use std::time::Duration;
+
+use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::ServerHandlerExt;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -53,6 +56,12 @@ impl Forecasts {
     fn rmcp_panic(&self, Parameters(_): Parameters<City>) -> String {
         panic!("[expected] the forecast service failed, {PAYLOAD}");
     }
+
+    #[tool(description = "Never finishes")]
+    async fn rmcp_hang(&self, Parameters(_): Parameters<City>) -> String {
+        std::future::pending::<()>().await;
+        unreachable!("a pending future never finishes")
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -62,13 +71,20 @@ impl ServerHandler for Forecasts {
     }
 }
 
-/// rmcp's client, connected to the layered server through rmcp's handshake.
-async fn connect() -> RunningService<RoleClient, ()> {
-    exporter();
-    let server = Forecasts {
+fn forecasts() -> Forecasts {
+    Forecasts {
         tool_router: Forecasts::tool_router(),
     }
-    .with_tool_errors();
+}
+
+/// rmcp's client, connected to the layered server through rmcp's handshake.
+async fn connect() -> RunningService<RoleClient, ()> {
+    connect_to(forecasts().with_tool_errors()).await
+}
+
+/// rmcp's client, connected to `server` through rmcp's handshake.
+async fn connect_to(server: impl ServerHandler) -> RunningService<RoleClient, ()> {
+    exporter();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let (server, client) = tokio::join!(server.serve(server_io), ().serve(client_io));
     tokio::spawn(server.expect("the server starts").waiting());
@@ -188,10 +204,30 @@ async fn a_traceparent_in_meta_continues_the_clients_trace() {
     client.cancel().await.unwrap();
 }
 
-// TODO(timeouts): once the per-tool timeout is on main, call a tool that runs
-// past it and assert `mcp_tool_errors.cause = timeout` with an error status.
-#[tokio::test]
-#[ignore = "TODO: the layer has no timeout yet (branch timeouts)"]
+/// The whole test runs on one current-thread runtime with a paused clock (the
+/// server's task too), so the timeout passes as soon as everything waits.
+#[tokio::test(start_paused = true)]
 async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
-    unimplemented!("waits for the timeouts branch");
+    let server = forecasts().layer(ToolErrorLayer::new().tool_timeout(Duration::from_secs(2)));
+    let client = connect_to(server).await;
+    let result = client.call_tool(call("rmcp_hang")).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+
+    let span = span_named("tools/call rmcp_hang");
+    assert_span(
+        &span,
+        &[
+            ("gen_ai.tool.name", Some("rmcp_hang")),
+            ("error.type", Some("tool_error")),
+            ("mcp_tool_errors.cause", Some("timeout")),
+        ],
+    );
+    assert_failed(&span, true);
+    assert_no_attribute_holds(&span, &[ARGUMENT]);
+    let logged = span
+        .events
+        .iter()
+        .any(|event| event.name.contains("tool call timed out"));
+    assert!(logged, "the timeout is logged inside the span: {span:#?}");
+    client.cancel().await.unwrap();
 }
