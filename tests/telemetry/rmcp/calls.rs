@@ -1,4 +1,4 @@
-//! The request span through rmcp's own client and a layered rmcp server over an
+//! Tool calls through rmcp's own client and a layered rmcp server over an
 //! in-memory duplex.
 
 use std::time::Duration;
