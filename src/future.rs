@@ -14,7 +14,7 @@ use crate::exchange::Pending;
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
-use crate::telemetry::{self, Cause};
+use crate::telemetry;
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
 
@@ -116,17 +116,16 @@ where
                 }
                 Ok(Poll::Ready(mut result)) => {
                     drop_inner_future(this.state, this.config);
+                    let mut delivered = None;
                     if let Ok(response) = &mut result {
                         this.pending.for_each_tool_result(response, |tool, result| {
                             this.config.rewrap(result, tool)
                         });
                         let exchange = this.pending.task_exchange(response);
-                        this.tasks.observe(exchange, this.config);
+                        delivered = this.tasks.observe(exchange, this.config);
                     }
                     let pending = &*this.pending;
-                    telemetry::record_outcome(this.span, Cause::Service, || {
-                        pending.outcome(&result)
-                    });
+                    telemetry::record_answer(this.span, delivered, || pending.outcome(&result));
                     return Poll::Ready(result);
                 }
                 Err(panic) => {

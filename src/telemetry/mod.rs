@@ -40,7 +40,21 @@
 //!
 //! A JSON-RPC batch gets one span, named after no method (`mcp.server`): its
 //! status is the first failure among its responses. Behind rmcp's
-//! `ServerHandlerExt`, only `tools/call` goes through the layer and gets a span.
+//! `ServerHandlerExt`, only `tools/call` and `tasks/get` go through the layer and
+//! get a span.
+//!
+//! # Task-augmented tool calls
+//!
+//! A `tools/call` answered with a task handle is a success: the tool has not
+//! ended yet. Its result reaches the client later, in a `tasks/get` (or, in
+//! protocol 2025-11-25 on the JSON path, a `tasks/result`), and that request's
+//! span reports it: `error.type` `tool_error` and an error status when the
+//! delivered result is an `isError` result, with `mcp_tool_errors.cause`
+//! `tool_error`, or `panic` when the task's operation panicked and the layer
+//! answered in its place (rmcp's `catch_task_panics`); `gen_ai.tool.name` names
+//! the task's tool when the layer saw the task created. A `tasks/get` of a task
+//! still working, or of one that failed or was cancelled without a result, is a
+//! success: that request itself did not fail.
 //!
 //! # Continuing the client's trace
 //!
@@ -55,4 +69,4 @@
 mod propagation;
 mod span;
 
-pub(crate) use span::{Cause, record_outcome, request_span};
+pub(crate) use span::{Cause, record_answer, record_outcome, request_span};

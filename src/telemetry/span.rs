@@ -4,6 +4,7 @@ use tracing::Span;
 use tracing::field::{Empty, display};
 
 use crate::exchange::{Outcome, Request, RequestView};
+use crate::tasks::Delivered;
 
 /// Opens the span of `request`. Without a subscriber that records it, the span
 /// is disabled and `request` is not read at all.
@@ -65,6 +66,38 @@ pub(crate) enum Cause {
     Panic,
     /// The layer, after the handler ran out of time.
     Timeout,
+}
+
+/// Records how a request the inner service answered ended on `span`: as
+/// `outcome` says, unless the answer delivered the result of a task
+/// (`delivered`). That result fails the request when it is an `isError` result,
+/// with the cause `panic` when it is the layer's answer to a panic of the task's
+/// operation; the span then also names the task's tool, when the layer saw the
+/// task created. `outcome` is read only when the span is recorded.
+pub(crate) fn record_answer(
+    span: &Span,
+    delivered: Option<Delivered>,
+    outcome: impl FnOnce() -> Outcome,
+) {
+    let Some(delivered) = delivered else {
+        return record_outcome(span, Cause::Service, outcome);
+    };
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(tool) = &delivered.tool {
+        span.record("gen_ai.tool.name", tool.as_str());
+    }
+    let cause = if delivered.panicked {
+        Cause::Panic
+    } else {
+        Cause::Service
+    };
+    if delivered.failed {
+        record_outcome(span, cause, || Outcome::ToolError);
+    } else {
+        record_outcome(span, cause, outcome);
+    }
 }
 
 /// Records how the request ended on `span`; `outcome` is read only when the span

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors};
 use serde_json::{Value, json};
-use tower::{Layer, ServiceExt, service_fn};
+use tower::{Layer, Service, ServiceExt, service_fn};
 
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_no_attribute_holds, assert_span,
@@ -18,13 +18,21 @@ const ARGUMENT: &str = "argument-Oslo-7731";
 /// In every panic message; no span may hold it.
 const PAYLOAD: &str = "token=hunter2";
 
-/// A server whose tools answer by their name: `*_refuse` with an `isError`
-/// result, `*_panic` by panicking, `*_hang` never, `*_ok` with a result; any
-/// other tool is unknown (-32602).
+/// A server whose tools answer by their name: `*_task` with a task handle
+/// (protocol 2025-11-25), `*_refuse` with an `isError` result, `*_panic` by
+/// panicking, `*_hang` never, `*_ok` with a result; any other tool is unknown
+/// (-32602). The task of `*_refuse_task` fails with an `isError` result, any
+/// other succeeds.
 async fn server(request: Value) -> Result<Value, Infallible> {
     let id = request["id"].clone();
     let tool = request["params"]["name"].as_str().unwrap_or_default();
-    let answer = if tool.ends_with("_ok") || request["method"] == "ping" {
+    let task_id = request["params"]["taskId"].as_str().unwrap_or_default();
+    let answer = if tool.ends_with("_task") {
+        json!({"result": {"task": {"taskId": format!("{tool}-id"), "status": "working"}}})
+    } else if request["method"] == "tasks/result" {
+        let refused = task_id.ends_with("_refuse_task-id");
+        json!({"result": {"content": [{"type": "text", "text": "no forecast"}], "isError": refused}})
+    } else if tool.ends_with("_ok") || request["method"] == "ping" {
         json!({"result": {"content": [{"type": "text", "text": "sunny"}], "isError": false}})
     } else if tool.ends_with("_refuse") {
         json!({"result": {"content": [{"type": "text", "text": "no forecast"}], "isError": true}})
@@ -243,4 +251,66 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
         .iter()
         .any(|event| event.name.contains("tool call timed out"));
     assert!(logged, "the timeout is logged inside the span: {span:#?}");
+}
+
+/// Calls `tool`, which answers with a task handle, then fetches the task's result
+/// with `tasks/result`, through one layered service: the ids of both requests
+/// start with `id`.
+async fn call_as_task(id: &str, tool: &str) -> Value {
+    exporter();
+    let mut layered = ToolErrors::new(service_fn(server));
+    let created = layered
+        .ready()
+        .await
+        .unwrap()
+        .call(tool_call(&format!("{id}-call"), tool))
+        .await
+        .unwrap();
+    let task_id = created["result"]["task"]["taskId"].clone();
+    assert!(task_id.is_string(), "a task handle: {created}");
+    let request = json!({
+        "jsonrpc": "2.0", "id": format!("{id}-result"), "method": "tasks/result",
+        "params": {"taskId": task_id},
+    });
+    layered.ready().await.unwrap().call(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_task_result_in_error_fails_the_span_that_delivers_it() {
+    let delivered = call_as_task("json-task-refused", "json_weather_refuse_task").await;
+    assert_eq!(delivered["result"]["isError"], true);
+
+    let created = span_with_id("json-task-refused-call");
+    assert_span(&created, &[("error.type", None)]);
+    assert_failed(&created, false);
+    let span = span_with_id("json-task-refused-result");
+    assert_eq!(span.name, "tasks/result");
+    assert_span(
+        &span,
+        &[
+            ("mcp.method.name", Some("tasks/result")),
+            ("gen_ai.tool.name", Some("json_weather_refuse_task")),
+            ("error.type", Some("tool_error")),
+            ("mcp_tool_errors.cause", Some("tool_error")),
+        ],
+    );
+    assert_failed(&span, true);
+    assert_no_attribute_holds(&span, &["no forecast"]);
+}
+
+#[tokio::test]
+async fn a_task_result_that_succeeded_leaves_the_span_that_delivers_it_unset() {
+    let delivered = call_as_task("json-task-ok", "json_weather_ok_task").await;
+    assert_eq!(delivered["result"]["isError"], false);
+
+    let span = span_with_id("json-task-ok-result");
+    assert_span(
+        &span,
+        &[
+            ("gen_ai.tool.name", Some("json_weather_ok_task")),
+            ("error.type", None),
+            ("mcp_tool_errors.cause", None),
+        ],
+    );
+    assert_failed(&span, false);
 }

@@ -12,3 +12,4 @@ mod quiet_panics;
 mod exporter;
 
 mod calls;
+mod tasks;
