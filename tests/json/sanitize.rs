@@ -349,12 +349,10 @@ proptest! {
         (open, close) in any_embedding(),
     ) {
         // A secret glued to a word is another word: the text around it starts
-        // and ends with a space unless the embedding brings its own delimiter.
-        let (before, after) = if open.is_empty() {
-            (format!("{before} "), format!(" {after}"))
-        } else {
-            (before, after)
-        };
+        // and ends with a space unless the embedding brings its own delimiter
+        // on that side (`("\t", "")` brings one before the secret only).
+        let before = if open.is_empty() { format!("{before} ") } else { before };
+        let after = if close.is_empty() { format!(" {after}") } else { after };
         let message = format!("{before}{open}{}{close}{after}", secret.text);
         let out = rendered(&redacting(), &message);
         prop_assert!(!out.contains(&secret.secret), "{message:?} -> {out:?}");
