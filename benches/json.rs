@@ -12,6 +12,10 @@
 //!   of 16 MiB with `max_error_bytes(4096)`, each next to the same rewrap with
 //!   no option; `tools_call/layered_sanitizing` is the success path with every
 //!   option on.
+//! - `tools_call_filtered`, `tools_call_traced`: the `tools_call` round trip under
+//!   a subscriber that filters the request span out (level `WARN`), and under a
+//!   `tracing-opentelemetry` pipeline that records and exports it (to an exporter
+//!   that drops it, so the network is not timed).
 //!
 //! Futures are polled on this thread with a no-op waker, so no runtime is timed.
 //! A tokio runtime is entered (never driven) for the whole run, since a timeout
@@ -29,11 +33,16 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use support::complete::complete;
 use support::{Estimates, Summary};
 use tower::{Layer, Service};
+use tracing::Dispatch;
+use tracing_subscriber::layer::SubscriberExt;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -62,6 +71,23 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
     let request = match group {
         "pass_through" => TOOLS_LIST,
         "tools_call" => TOOLS_CALL,
+        "tools_call_filtered" | "tools_call_traced" => {
+            let dispatch = subscriber(group)?;
+            let (mut bare, mut layered) = (Server, ToolErrors::new(Server));
+            return match bench {
+                "bare" => Some(Box::new(move || {
+                    tracing::dispatcher::with_default(&dispatch, || {
+                        drop(black_box(round_trip(&mut bare, black_box(TOOLS_CALL))))
+                    })
+                })),
+                "layered" => Some(Box::new(move || {
+                    tracing::dispatcher::with_default(&dispatch, || {
+                        drop(black_box(round_trip(&mut layered, black_box(TOOLS_CALL))))
+                    })
+                })),
+                _ => None,
+            };
+        }
         "rewrap" => {
             let (kind, size) = bench.split_once('/')?;
             let message = error_message(size.parse().ok()?);
@@ -176,6 +202,58 @@ fn round_trips(c: &mut Criterion) {
             });
         }
         group.finish();
+    }
+    for group_name in ["tools_call_filtered", "tools_call_traced"] {
+        let dispatch = subscriber(group_name).expect("a subscriber for the group");
+        let mut group = c.benchmark_group(group_name);
+        let mut bare = Server;
+        let mut layered = ToolErrors::new(Server);
+        group.bench_function("bare", |b| {
+            b.iter(|| {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    round_trip(&mut bare, black_box(TOOLS_CALL))
+                })
+            })
+        });
+        group.bench_function("layered", |b| {
+            b.iter(|| {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    round_trip(&mut layered, black_box(TOOLS_CALL))
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
+/// The subscriber the `tools_call_*` group runs under.
+fn subscriber(group: &str) -> Option<Dispatch> {
+    match group {
+        "tools_call_filtered" => Some(Dispatch::new(
+            tracing_subscriber::fmt()
+                .with_writer(std::io::sink)
+                .with_max_level(tracing::Level::WARN)
+                .finish(),
+        )),
+        "tools_call_traced" => {
+            let provider = SdkTracerProvider::builder()
+                .with_simple_exporter(Discard)
+                .build();
+            let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("bench"));
+            Some(Dispatch::new(tracing_subscriber::registry().with(layer)))
+        }
+        _ => None,
+    }
+}
+
+/// An exporter that drops every span: the pipeline is timed, not the network.
+#[derive(Debug)]
+struct Discard;
+
+impl SpanExporter for Discard {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        drop(black_box(batch));
+        Ok(())
     }
 }
 
@@ -525,6 +603,29 @@ fn summarize(estimates: &Estimates) {
             &format!("{group}: catch_panic / bare (reference), paired"),
             paired(estimates, group, "bare", "catch_panic"),
             support::ratio,
+            "",
+        );
+    }
+    for (group, target) in [
+        ("tools_call_filtered", "≤ 1.05"),
+        ("tools_call_traced", "report"),
+    ] {
+        summary.row(
+            &format!("{group}: layered / bare, criterion medians"),
+            estimates.ratio(group, "layered", "bare"),
+            support::ratio,
+            target,
+        );
+        summary.row(
+            &format!("{group}: layered / bare, paired"),
+            paired(estimates, group, "bare", "layered"),
+            support::ratio,
+            target,
+        );
+        summary.row(
+            &format!("{group}: layered"),
+            estimates.median_ns(group, "layered"),
+            support::micros,
             "",
         );
     }

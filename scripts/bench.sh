@@ -67,6 +67,8 @@ callgrind() {
     compare "$json" tools_call bare catch_panic 1000 3000
     compare "$json" tools_call bare layered_sanitizing 1000 3000
     compare "$json" sanitize "plain/1048576" "redact_secrets/1048576" 2 6
+    compare "$json" tools_call_filtered bare layered 1000 3000
+    compare "$json" tools_call_traced bare layered 1000 3000
     compare "$json" caught_panic catch_unwind layered 1000 3000
     for size in 64 1024 65536 1048576; do
         if ((size < 65536)); then

@@ -7,12 +7,14 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
+use tracing::Span;
 
 use crate::config::Config;
 use crate::exchange::Pending;
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
+use crate::telemetry;
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
 
@@ -20,8 +22,9 @@ pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).
     ///
     /// Polls the inner future in the caller's task (never spawned, so task-locals
-    /// keep working) and catches a panic there as well. With a timeout, it also
-    /// holds the timer, and drops the inner future when the timer fires first.
+    /// keep working) and catches a panic there as well, inside the request span.
+    /// With a timeout, it also holds the timer, and drops the inner future when
+    /// the timer fires first.
     pub struct ResponseFuture<F, P, R> {
         #[pin]
         state: State<F>,
@@ -31,6 +34,9 @@ pin_project! {
         pending: P,
         config: Config<R>,
         tasks: TaskMemory,
+        // Entered at every poll, so the inner future and the layer's own events
+        // run inside it; disabled (and free) without a subscriber that records it.
+        span: Span,
     }
 }
 
@@ -52,6 +58,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
         pending: P,
         config: Config<R>,
         tasks: TaskMemory,
+        span: Span,
     ) -> Self {
         Self {
             state: State::Running { future },
@@ -59,6 +66,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
             pending,
             config,
             tasks,
+            span,
         }
     }
 
@@ -67,6 +75,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
         pending: P,
         config: Config<R>,
         tasks: TaskMemory,
+        span: Span,
     ) -> Self {
         Self {
             state: State::Panicked { panic },
@@ -74,6 +83,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
             pending,
             config,
             tasks,
+            span,
         }
     }
 }
@@ -88,6 +98,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
+        let _entered = this.span.enter();
         let unanswered = match this.state.as_mut().project() {
             StateProj::Running { future } => match panic::catch(|| future.poll(cx)) {
                 // The inner future first: an answer that is ready wins over a
@@ -105,13 +116,16 @@ where
                 }
                 Ok(Poll::Ready(mut result)) => {
                     drop_inner_future(this.state, this.config);
+                    let mut delivered = None;
                     if let Ok(response) = &mut result {
                         this.pending.for_each_tool_result(response, |tool, result| {
                             this.config.rewrap(result, tool)
                         });
                         let exchange = this.pending.task_exchange(response);
-                        this.tasks.observe(exchange, this.config);
+                        delivered = this.tasks.observe(exchange, this.config);
                     }
+                    let pending = &*this.pending;
+                    telemetry::record_answer(this.span, delivered, || pending.outcome(&result));
                     return Poll::Ready(result);
                 }
                 Err(panic) => {
@@ -125,7 +139,10 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        Poll::Ready(unanswered.respond(this.pending, this.config))
+        let answer = unanswered.respond(this.pending, this.config);
+        let cause = unanswered.cause();
+        telemetry::record_outcome(this.span, cause, || this.pending.outcome(&answer));
+        Poll::Ready(answer)
     }
 }
 

@@ -148,6 +148,7 @@ pub mod rmcp;
 mod sanitize;
 mod service;
 mod tasks;
+pub mod telemetry;
 mod timeout;
 #[cfg(feature = "tower-mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]

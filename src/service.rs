@@ -10,6 +10,7 @@ use crate::future::ResponseFuture;
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
+use crate::telemetry;
 use crate::timeout::Timer;
 
 /// Rewraps the text of `isError` tool results, answers panics of the inner
@@ -110,6 +111,7 @@ where
     }
 
     fn call(&mut self, mut request: Req) -> Self::Future {
+        let span = telemetry::request_span(&request);
         let mut pending = request.pending();
         let timer = self
             .config
@@ -121,9 +123,9 @@ where
             });
         let config = self.config.clone();
         let tasks = self.tasks.clone();
-        match panic::catch(|| self.inner.call(request)) {
-            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks),
-            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks),
+        match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
+            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks, span),
+            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span),
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::config::Config;
 use crate::exchange::Pending;
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
+use crate::telemetry::Cause;
 use crate::timeout::TimedOut;
 
 /// The cause of an answer made by the layer.
@@ -17,6 +18,14 @@ pub(crate) enum Unanswered {
 }
 
 impl Unanswered {
+    /// The cause the request span records.
+    pub(crate) fn cause(&self) -> Cause {
+        match self {
+            Self::Panicked(_) => Cause::Panic,
+            Self::TimedOut(_) => Cause::Timeout,
+        }
+    }
+
     /// The response the layer sends for `pending` in place of the inner service's,
     /// each request answered and logged by the rule of the cause.
     pub(crate) fn respond<P, R, Response, Error>(

@@ -3,6 +3,10 @@
 //! or without), one per rewrapped text block. This is the JSON path; the rmcp
 //! and tower-mcp paths are counted in `tests/allocations_by_path.rs`.
 //!
+//! A subscriber that does not enable the request span (by level or by target)
+//! costs nothing either: the span is never built and the request never read for
+//! it.
+//!
 //! Every figure is the layered service minus the bare one, for the same inner
 //! service and the same message, so the allocations of the inner service and of
 //! the messages themselves cancel out. Only the current thread is counted: the
@@ -171,6 +175,74 @@ fn successful_tool_call_allocates_nothing_extra() {
         assert_eq!(answered, response);
         assert_eq!(extra, 0, "a successful call with id {id}");
     }
+}
+
+/// Runs `run` with `subscriber` as this thread's subscriber.
+fn under<T>(subscriber: impl tracing::Subscriber + Send + Sync, run: impl FnOnce() -> T) -> T {
+    tracing::subscriber::with_default(subscriber, run)
+}
+
+#[test]
+fn a_subscriber_that_disables_the_span_costs_nothing_extra() {
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let exchanges = [
+        (
+            tool_call(json!(1), INLINE_TOOL),
+            tool_result(json!(1), &["3 open merge requests"], false),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}),
+        ),
+    ];
+    let by_level = || {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::sink)
+            .with_max_level(LevelFilter::WARN)
+            .finish()
+    };
+    // Everything else at TRACE: only the layer's target is turned down.
+    let by_target = || {
+        let targets = Targets::new()
+            .with_default(LevelFilter::TRACE)
+            .with_target("mcp_tool_errors", LevelFilter::WARN);
+        tracing_subscriber::registry()
+            .with(tracing_subscriber::fmt::layer().with_writer(std::io::sink))
+            .with(targets)
+    };
+    for (request, response) in exchanges {
+        let (answered, extra) = under(by_level(), || {
+            extra_allocations(request.clone(), response.clone())
+        });
+        assert_eq!(answered, response);
+        assert_eq!(extra, 0, "{request} under a subscriber at WARN");
+        let (answered, extra) = under(by_target(), || {
+            extra_allocations(request.clone(), response.clone())
+        });
+        assert_eq!(answered, response);
+        assert_eq!(
+            extra, 0,
+            "{request} under a subscriber with the layer's target at WARN"
+        );
+    }
+}
+
+#[test]
+fn a_subscriber_that_records_the_span_is_counted() {
+    // The other side of the previous test: the same request under a subscriber
+    // that records the span does allocate, so a count of zero means something.
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .with_max_level(tracing::level_filters::LevelFilter::INFO)
+        .finish();
+    let response = tool_result(json!(1), &["3 open merge requests"], false);
+    let (_, extra) = under(subscriber, || {
+        extra_allocations(tool_call(json!(1), INLINE_TOOL), response)
+    });
+    assert!(extra > 0, "recording the span allocates");
 }
 
 #[test]

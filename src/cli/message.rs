@@ -3,7 +3,7 @@
 //! stack has changed it.
 
 use mcp_tool_errors::exchange::{
-    JsonPending, LayerAnswer, Pending, Request, TaskExchange, UnansweredCall,
+    JsonPending, LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
 };
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -106,6 +106,10 @@ impl Request for Outgoing {
     fn pending(&self) -> OutgoingPending {
         OutgoingPending(self.value.pending())
     }
+
+    fn view(&self) -> Option<RequestView<'_>> {
+        self.value.view()
+    }
 }
 
 /// What the layer remembers of an [`Outgoing`]: the JSON path's own memory.
@@ -142,6 +146,16 @@ impl<E> Pending<Answer, E> for OutgoingPending {
         answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Answer, E> {
         Pending::<Value, E>::layer_response(&self.0, answer).map(Answer::made)
+    }
+
+    /// Read as the JSON path reads it. The command installs no subscriber, so
+    /// this runs only when one is added; the copy is the price of reading an
+    /// answer that keeps the child's bytes beside its value.
+    fn outcome(&self, result: &Result<Answer, E>) -> Outcome {
+        match result {
+            Ok(answer) => Pending::<Value, E>::outcome(&self.0, &Ok(answer.value.clone())),
+            Err(_) => Outcome::ServiceError,
+        }
     }
 
     fn called_tools(&self) -> impl Iterator<Item = &str> {

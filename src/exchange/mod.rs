@@ -6,19 +6,23 @@
 //!
 //! - [`Request`] on the request type: what the layer must remember about the
 //!   request before it hands the request on (its id, and the tool name of a
-//!   `tools/call`);
-//! - [`Pending`] on that memory: where the tool results are in the response, and
-//!   how to answer the request when the inner service does not (its handler
-//!   panicked, or ran out of time);
+//!   `tools/call`), and, for the request span, a [`RequestView`] of it;
+//! - [`Pending`] on that memory: where the tool results are in the response, how
+//!   to answer the request when the inner service does not (its handler
+//!   panicked, or ran out of time), and the request's [`Outcome`] for its span;
 //! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
 //!   add one.
 //!
 //! The crate implements them for [`serde_json::Value`] (see [`JsonPending`]) and,
 //! behind features, for rmcp and tower-mcp messages.
 
+mod outcome;
 pub(crate) mod request_id;
+mod view;
 
 pub use crate::json::JsonPending;
+pub use outcome::Outcome;
+pub use view::RequestView;
 
 /// A request the layer can read before the inner service takes it.
 pub trait Request {
@@ -28,6 +32,12 @@ pub trait Request {
     /// Reads what the layer needs to find the request's tool results in the
     /// response, or to answer the request itself.
     fn pending(&self) -> Self::Pending;
+
+    /// What the request span records of the request; `None` when the message is
+    /// not one request or notification (a batch, or a response from the client).
+    ///
+    /// Called only when a subscriber records the span, before `pending`.
+    fn view(&self) -> Option<RequestView<'_>>;
 
     /// Called only when a timeout applies to the request, before the inner
     /// service takes it: keeps in `pending` whatever lets [`Pending::cancel`]
@@ -61,6 +71,11 @@ pub trait Pending<Response, Error> {
         answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Response, Error>;
 
+    /// How the request ended, read from `result`: the inner service's answer
+    /// (already rewrapped), or the layer's own after a panic or a timeout. Called
+    /// only when a subscriber records the request span.
+    fn outcome(&self, result: &Result<Response, Error>) -> Outcome;
+
     /// The tool name of every `tools/call` in the request (a batch may hold
     /// several), in order: the layer picks the request's timeout from them.
     fn called_tools(&self) -> impl Iterator<Item = &str>;
@@ -69,6 +84,7 @@ pub trait Pending<Response, Error> {
     /// given up on the request and dropped that future. Does nothing by default;
     /// see [`Request::prepare_cancellation`].
     fn cancel(&self) {}
+
     /// The result of a task as it appears in `Response` (in a `tasks/get` or
     /// `tasks/result` response).
     type TaskResult: ToolResult;

@@ -1,11 +1,17 @@
 //! Reading a JSON-RPC request (or batch) into [`JsonPending`].
 
-use compact_str::CompactString;
-use serde_json::Value;
+use std::borrow::Cow;
 
-use super::field::str_field;
-use crate::exchange::Request;
+use compact_str::CompactString;
+use serde_json::{Map, Value};
+
+use super::field::{field, str_field};
 use crate::exchange::request_id::RequestId;
+use crate::exchange::{Request, RequestView};
+
+/// The `_meta` key of the protocol version each request carries from MCP
+/// 2026-07-28 on.
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// What the layer remembers of a JSON-RPC message or batch: for each request, its
 /// id and, for a `tools/call`, the tool name.
@@ -62,6 +68,30 @@ impl Request for Value {
         };
         JsonPending { shape }
     }
+
+    fn view(&self) -> Option<RequestView<'_>> {
+        let request = RequestFields::read(self)?;
+        let meta = request
+            .params
+            .and_then(|params| field(params, "_meta"))
+            .and_then(Value::as_object);
+        let meta_str = |key| meta.and_then(|meta| str_field(meta, key));
+        let protocol_version = meta_str(PROTOCOL_VERSION_META).or_else(|| match request.method {
+            "initialize" => request
+                .params
+                .and_then(|params| str_field(params, "protocolVersion")),
+            _ => None,
+        });
+        let view = RequestView::new(request.method)
+            .with_tool(request.tool())
+            .with_protocol_version(protocol_version.map(Cow::Borrowed))
+            .with_trace_context(meta_str("traceparent"), meta_str("tracestate"));
+        Some(match request.id {
+            None | Some(Value::Null) => view,
+            Some(Value::String(id)) => view.with_id(id),
+            Some(id) => view.with_id(id),
+        })
+    }
 }
 
 impl JsonPending {
@@ -74,8 +104,17 @@ impl JsonPending {
     }
 }
 
-impl JsonCall {
-    fn read(message: &Value) -> Option<Self> {
+/// The members of a JSON-RPC request the layer reads.
+struct RequestFields<'a> {
+    method: &'a str,
+    params: Option<&'a Map<String, Value>>,
+    /// `None` for a notification.
+    id: Option<&'a Value>,
+}
+
+impl<'a> RequestFields<'a> {
+    /// `None` when `message` is not a request or notification.
+    fn read(message: &'a Value) -> Option<Self> {
         // One pass over the keys: a JSON-RPC request has a handful of them.
         let (mut method, mut params, mut id) = (None, None, None);
         for (key, value) in message.as_object()? {
@@ -86,28 +125,42 @@ impl JsonCall {
                 _ => {}
             }
         }
-        let method = method?;
-        let tool = match method {
-            "tools/call" => params
-                .and_then(|params| str_field(params, "name"))
-                .map(CompactString::from),
+        Some(Self {
+            method: method?,
+            params,
+            id,
+        })
+    }
+
+    /// `params.name` of a `tools/call`.
+    fn tool(&self) -> Option<&'a str> {
+        match self.method {
+            "tools/call" => self.params.and_then(|params| str_field(params, "name")),
             _ => None,
-        };
-        let asks = match method {
+        }
+    }
+}
+
+impl JsonCall {
+    fn read(message: &Value) -> Option<Self> {
+        let request = RequestFields::read(message)?;
+        let asks = match request.method {
             "tasks/get" => Some(TaskAsks::Status),
             "tasks/result" => Some(TaskAsks::Result),
             _ => None,
         };
         let task = asks.and_then(|asks| {
-            let task_id = params.and_then(|params| str_field(params, "taskId"))?;
+            let task_id = request
+                .params
+                .and_then(|params| str_field(params, "taskId"))?;
             Some(TaskRequest {
                 task_id: task_id.into(),
                 asks,
             })
         });
         Some(Self {
-            id: id.map(RequestId::from_value),
-            tool,
+            id: request.id.map(RequestId::from_value),
+            tool: request.tool().map(CompactString::from),
             task,
         })
     }

@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
-use crate::exchange::{INTERNAL_ERROR, LayerAnswer, Pending, TaskExchange, UnansweredCall};
+use crate::exchange::{
+    INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall,
+};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -61,6 +63,13 @@ impl<E> Pending<Value, E> for JsonPending {
         Ok(response.unwrap_or(Value::Null))
     }
 
+    fn outcome(&self, result: &Result<Value, E>) -> Outcome {
+        match result {
+            Ok(response) => self.response_outcome(response),
+            Err(_) => Outcome::ServiceError,
+        }
+    }
+
     fn called_tools(&self) -> impl Iterator<Item = &str> {
         self.calls()
             .iter()
@@ -101,6 +110,14 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
     ) -> Result<Option<Value>, E> {
         Pending::<Value, E>::layer_response(self, answer)
             .map(|response| (!response.is_null()).then_some(response))
+    }
+
+    fn outcome(&self, result: &Result<Option<Value>, E>) -> Outcome {
+        match result {
+            Ok(Some(response)) => self.response_outcome(response),
+            Ok(None) => Outcome::Success,
+            Err(_) => Outcome::ServiceError,
+        }
     }
 
     fn called_tools(&self) -> impl Iterator<Item = &str> {
@@ -199,6 +216,48 @@ fn delivered_task<'a>(
             Some("failed" | "cancelled") => TaskExchange::Ended { task_id },
             _ => TaskExchange::None,
         },
+    }
+}
+
+impl JsonPending {
+    /// How the request ended, read from its response (or batch of responses).
+    fn response_outcome(&self, response: &Value) -> Outcome {
+        let calls_tool = self
+            .calls()
+            .iter()
+            .flatten()
+            .any(|call| call.tool.is_some());
+        match response {
+            Value::Array(answers) => answers.iter().fold(Outcome::Success, |outcome, answer| {
+                outcome.or_else(|| answer_outcome(answer, calls_tool))
+            }),
+            answer => answer_outcome(answer, calls_tool),
+        }
+    }
+}
+
+/// How one JSON-RPC response ended; `calls_tool` says whether the request held a
+/// `tools/call`, the only request whose result can be an `isError` result.
+fn answer_outcome(answer: &Value, calls_tool: bool) -> Outcome {
+    let Some(answer) = answer.as_object() else {
+        return Outcome::Success;
+    };
+    if let Some(error) = field(answer, "error") {
+        return match error.as_object().and_then(|error| field(error, "code")) {
+            Some(code) => {
+                code.as_i64()
+                    .map_or(Outcome::ServiceError, |code| Outcome::ErrorResponse {
+                        code,
+                    })
+            }
+            None => Outcome::ServiceError,
+        };
+    }
+    let is_error =
+        |result: &Map<String, Value>| field(result, "isError") == Some(&Value::Bool(true));
+    match field(answer, "result").and_then(Value::as_object) {
+        Some(result) if calls_tool && is_error(result) => Outcome::ToolError,
+        _ => Outcome::Success,
     }
 }
 

@@ -1,16 +1,22 @@
 //! Reading rmcp's typed requests into [`RmcpPending`], and answering in place of
 //! the handler (after a panic or a timeout).
 
+use std::borrow::Cow;
+
 use compact_str::CompactString;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, ClientRequest, ContentBlock, ErrorCode, JsonObject, ServerResult, TaskPayload,
+    CallToolResult, ClientRequest, ContentBlock, ErrorCode, GetMeta, JsonObject, ProtocolVersion,
+    RequestMetaObject, ServerResult, TaskPayload,
 };
 use tokio_util::sync::CancellationToken;
+use tower::BoxError;
 
 use super::request::RequestWithContext;
 use crate::exchange::request_id::RequestId;
-use crate::exchange::{LayerAnswer, Pending, Request, TaskExchange, UnansweredCall};
+use crate::exchange::{
+    LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
+};
 
 /// What the layer remembers of an rmcp request: the tool name of a `tools/call`,
 /// the task id of a `tasks/get`, and the request id when the request carries its
@@ -50,11 +56,39 @@ impl RmcpPending {
     }
 }
 
+/// The protocol versions rmcp knows, to name the session's version without
+/// copying it out of the peer's handshake.
+static KNOWN_VERSIONS: [ProtocolVersion; 5] = [
+    ProtocolVersion::V_2026_07_28,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2024_11_05,
+];
+
+/// The view of `request`, whose `_meta` is `meta`: rmcp moves it out of the
+/// request into the [`RequestContext`](rmcp::service::RequestContext).
+fn view<'a>(request: &'a ClientRequest, meta: &'a RequestMetaObject) -> RequestView<'a> {
+    let tool = match request {
+        ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
+        _ => None,
+    };
+    RequestView::new(request.method())
+        .with_tool(tool)
+        .with_trace_context(meta.0.get_traceparent(), meta.0.get_tracestate())
+}
+
 impl Request for ClientRequest {
     type Pending = RmcpPending;
 
     fn pending(&self) -> RmcpPending {
         RmcpPending::read(self, None)
+    }
+
+    fn view(&self) -> Option<RequestView<'_>> {
+        let meta = self.get_meta();
+        let version = meta.protocol_version().map(version_name);
+        Some(view(self, meta).with_protocol_version(version))
     }
 }
 
@@ -65,6 +99,14 @@ impl Request for RequestWithContext {
         RmcpPending::read(&self.request, Some(&self.context.id))
     }
 
+    fn view(&self) -> Option<RequestView<'_>> {
+        let view = view(&self.request, &self.context.meta)
+            .with_id(&self.context.id)
+            // The request's own `_meta`, or else the session's handshake.
+            .with_protocol_version(self.context.protocol_version().map(version_name));
+        Some(view)
+    }
+
     /// Keeps the context's cancellation token, so that a timed-out call also
     /// stops the work its handler spawned with `context.ct`.
     fn prepare_cancellation(&mut self, pending: &mut RmcpPending) {
@@ -72,9 +114,17 @@ impl Request for RequestWithContext {
     }
 }
 
+/// `version` as text, borrowed when rmcp knows it.
+fn version_name(version: ProtocolVersion) -> Cow<'static, str> {
+    match KNOWN_VERSIONS.iter().find(|known| **known == version) {
+        Some(known) => Cow::Borrowed(known.as_str()),
+        None => Cow::Owned(version.to_string()),
+    }
+}
+
 /// `E` is the inner service's error: [`ErrorData`] itself, or any error it
 /// converts into (a `tower::BoxError`, for instance).
-impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
+impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
     type Result = CallToolResult;
 
     fn for_each_tool_result(
@@ -110,6 +160,23 @@ impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
         }
     }
 
+    /// An error is a JSON-RPC error response when it is an [`ErrorData`], bare or
+    /// boxed (a `tower::BoxError` from a stack).
+    fn outcome(&self, result: &Result<ServerResult, E>) -> Outcome {
+        match result {
+            Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+                Outcome::ToolError
+            }
+            Ok(_) => Outcome::Success,
+            Err(error) => match error_data(error) {
+                Some(error) => Outcome::ErrorResponse {
+                    code: error.code.0.into(),
+                },
+                None => Outcome::ServiceError,
+            },
+        }
+    }
+
     fn called_tools(&self) -> impl Iterator<Item = &str> {
         self.tool.as_deref().into_iter()
     }
@@ -142,6 +209,16 @@ impl<E: From<ErrorData>> Pending<ServerResult, E> for RmcpPending {
             _ => TaskExchange::None,
         }
     }
+}
+
+/// `error` as rmcp's [`ErrorData`], if it is one (bare, or in a `BoxError`).
+fn error_data<E: 'static>(error: &E) -> Option<&ErrorData> {
+    let error: &dyn std::any::Any = error;
+    error.downcast_ref::<ErrorData>().or_else(|| {
+        error
+            .downcast_ref::<BoxError>()
+            .and_then(|error| error.downcast_ref::<ErrorData>())
+    })
 }
 
 impl From<&rmcp::model::RequestId> for RequestId {

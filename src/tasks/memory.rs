@@ -41,34 +41,64 @@ struct Task {
     order: u64,
 }
 
+/// The result of a task, as a response delivered it to the client.
+#[derive(Debug)]
+pub(crate) struct Delivered {
+    /// The result is an `isError` result the layer can read (a malformed one is
+    /// left as it is, and counts as a success here).
+    pub(crate) failed: bool,
+    /// The result is the layer's answer to a panic of the task's operation.
+    pub(crate) panicked: bool,
+    /// The task's tool, when the layer saw the task created.
+    pub(crate) tool: Option<CompactString>,
+}
+
 impl TaskMemory {
     /// Acts on what a response says about a task: remembers a created task,
     /// rewraps a delivered result (or answers the panic of its operation), and
-    /// forgets a task once it has ended. Takes the lock only when a task is involved.
-    pub(crate) fn observe<T, R>(&self, exchange: TaskExchange<'_, T>, config: &Config<R>)
+    /// forgets a task once it has ended. Takes the lock only when a task is
+    /// involved. Says what was delivered when the response carries a task's result.
+    pub(crate) fn observe<T, R>(
+        &self,
+        exchange: TaskExchange<'_, T>,
+        config: &Config<R>,
+    ) -> Option<Delivered>
     where
         T: ToolResult,
         R: ErrorRenderer,
     {
         match exchange {
-            TaskExchange::None => {}
+            TaskExchange::None => None,
             TaskExchange::Created {
                 tool,
                 task_id,
                 ttl_ms,
-            } => self.remember(task_id, tool, ttl_ms, Instant::now()),
+            } => {
+                self.remember(task_id, tool, ttl_ms, Instant::now());
+                None
+            }
             TaskExchange::Result { task_id, result } => {
-                let Some(tool) = self.forget(task_id) else {
-                    return;
-                };
-                match panics::take(task_id) {
-                    Some(panic) => panics::answer(&panic, result, &tool, task_id, config),
-                    None => config.rewrap(result, &tool),
+                let tool = self.forget(task_id);
+                let mut panicked = false;
+                if let Some(tool) = &tool {
+                    match panics::take(task_id) {
+                        Some(panic) => {
+                            panics::answer(&panic, result, tool, task_id, config);
+                            panicked = true;
+                        }
+                        None => config.rewrap(result, tool),
+                    }
                 }
+                Some(Delivered {
+                    failed: result.error_texts().is_some(),
+                    panicked,
+                    tool,
+                })
             }
             TaskExchange::Ended { task_id } => {
                 self.forget(task_id);
                 panics::take(task_id);
+                None
             }
         }
     }

@@ -11,4 +11,4 @@ mod memory;
 pub(crate) mod panics;
 
 pub use memory::MAX_REMEMBERED_TASKS;
-pub(crate) use memory::TaskMemory;
+pub(crate) use memory::{Delivered, TaskMemory};

@@ -1,11 +1,13 @@
 //! Reading a [`RouterRequest`] into [`TowerMcpPending`].
 
+use std::borrow::Cow;
+
 use ::tower_mcp::context::CancellationToken;
-use ::tower_mcp::{McpRequest, RouterRequest};
+use ::tower_mcp::{McpRequest, RequestId as RouterId, RouterRequest};
 use compact_str::CompactString;
 
-use crate::exchange::Request;
 use crate::exchange::request_id::RequestId;
+use crate::exchange::{Request, RequestView};
 
 /// What the layer remembers of a [`RouterRequest`]: its id, the tool name of a
 /// `tools/call` and the task id of a `tasks/get`.
@@ -43,6 +45,30 @@ impl Request for RouterRequest {
             task_id,
             cancellation: None,
         }
+    }
+
+    /// tower-mcp's typed `_meta` keeps only the keys it knows, so the W3C trace
+    /// context of the request is not in the view: the span has no remote parent.
+    fn view(&self) -> Option<RequestView<'_>> {
+        let (tool, protocol_version) = match &self.inner {
+            McpRequest::CallTool(params) => (
+                Some(params.name.as_str()),
+                params
+                    .meta
+                    .as_ref()
+                    .and_then(|meta| meta.protocol_version.as_deref()),
+            ),
+            _ => (None, None),
+        };
+        let view = RequestView::new(self.inner.method_name())
+            .with_tool(tool)
+            .with_protocol_version(protocol_version.map(Cow::Borrowed));
+        Some(match &self.id {
+            RouterId::String(id) => view.with_id(id),
+            RouterId::Number(id) => view.with_id(id),
+            // A kind of id this version of tower-mcp does not know.
+            _ => view,
+        })
     }
 
     /// Keeps the request's [`CancellationToken`] if its transport gave it one

@@ -6,7 +6,7 @@ use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse, Tas
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{LayerAnswer, Pending, TaskExchange, UnansweredCall};
+use crate::exchange::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
@@ -53,6 +53,17 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
             id: id::to_router_id(&self.id),
             inner,
         })
+    }
+
+    fn outcome(&self, result: &Result<RouterResponse, E>) -> Outcome {
+        match result.as_ref().map(|response| &response.inner) {
+            Ok(Ok(McpResponse::CallTool(result))) if result.is_error => Outcome::ToolError,
+            Ok(Ok(_)) => Outcome::Success,
+            Ok(Err(error)) => Outcome::ErrorResponse {
+                code: error.code.into(),
+            },
+            Err(_) => Outcome::ServiceError,
+        }
     }
 
     fn called_tools(&self) -> impl Iterator<Item = &str> {

@@ -1,0 +1,72 @@
+//! The request span: every request the layer handles runs inside a `tracing`
+//! span that follows OpenTelemetry's semantic conventions for MCP servers, so
+//! that a tool error, which is a successful JSON-RPC response, still counts as
+//! a failure.
+//!
+//! The span is created at level `INFO` with target `mcp_tool_errors`. A
+//! subscriber that does not enable it costs nothing: no field is read and nothing
+//! is allocated. Export it with `tracing-opentelemetry`; the fields below are the
+//! span's attributes, and the `otel.*` fields set its name, kind and status.
+//!
+//! | field | value |
+//! |---|---|
+//! | `otel.name` | `{mcp.method.name} {gen_ai.tool.name}` for a `tools/call` (`tools/call get_weather`), `{mcp.method.name}` otherwise |
+//! | `otel.kind` | `server` |
+//! | `otel.status_code` | `ERROR` when the request failed (`error.type` is set); unset otherwise |
+//! | `mcp.method.name` | the JSON-RPC method |
+//! | `mcp.protocol.version` | when known: from the request's `_meta` (`io.modelcontextprotocol/protocolVersion`), an `initialize`'s `protocolVersion`, or, on rmcp, the session's handshake |
+//! | `jsonrpc.request.id` | the request id as text (`7`, `req-7`); absent for a notification or a `null` id |
+//! | `gen_ai.operation.name` | `execute_tool`, for a `tools/call` |
+//! | `gen_ai.tool.name` | the tool, for a `tools/call` |
+//! | `error.type` | `tool_error` for an `isError` result; the JSON-RPC error code (`-32602`) for an error response; `_OTHER` for any other failure |
+//! | `rpc.response.status_code` | the JSON-RPC error code, for an error response |
+//! | `mcp_tool_errors.cause` | why the request failed, see below |
+//!
+//! `mcp_tool_errors.cause` tells apart what `error.type` cannot:
+//!
+//! - `tool_error`: the tool answered with an `isError: true` result;
+//! - `panic`: the handler panicked and the layer answered in its place;
+//! - `timeout`: the handler did not finish within its timeout
+//!   (`ToolErrorLayer::tool_timeout`); the layer answered in its place and
+//!   cancelled it;
+//! - `protocol_error`: the inner server answered with a JSON-RPC error (an
+//!   unknown tool, invalid parameters);
+//! - `service_error`: the inner service failed with an error of its own that is
+//!   not a JSON-RPC error response.
+//!
+//! No field holds the tool's arguments, its result, a panic payload or an error
+//! message. The events the layer logs for a request (a caught panic, a timeout,
+//! a rewrap) are recorded inside its span.
+//!
+//! A JSON-RPC batch gets one span, named after no method (`mcp.server`): its
+//! status is the first failure among its responses. Behind rmcp's
+//! `ServerHandlerExt`, only `tools/call` and `tasks/get` go through the layer and
+//! get a span.
+//!
+//! # Task-augmented tool calls
+//!
+//! A `tools/call` answered with a task handle is a success: the tool has not
+//! ended yet. Its result reaches the client later, in a `tasks/get` (or, in
+//! protocol 2025-11-25 on the JSON path, a `tasks/result`), and that request's
+//! span reports it: `error.type` `tool_error` and an error status when the
+//! delivered result is an `isError` result, with `mcp_tool_errors.cause`
+//! `tool_error`, or `panic` when the task's operation panicked and the layer
+//! answered in its place (rmcp's `catch_task_panics`); `gen_ai.tool.name` names
+//! the task's tool when the layer saw the task created. A `tasks/get` of a task
+//! still working, or of one that failed or was cancelled without a result, is a
+//! success: that request itself did not fail.
+//!
+//! # Continuing the client's trace
+//!
+//! With the feature `opentelemetry`, the span's parent is the remote context in
+//! the request's `params._meta` (`traceparent`, `tracestate`), read with the
+//! global text-map propagator: install one with
+//! `opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new())`.
+//! tower-mcp's typed `_meta` drops these keys before the layer sees the request,
+//! so on that path the span has no remote parent.
+
+#[cfg(feature = "opentelemetry")]
+mod propagation;
+mod span;
+
+pub(crate) use span::{Cause, record_answer, record_outcome, request_span};

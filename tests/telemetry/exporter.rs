@@ -1,0 +1,106 @@
+//! One OpenTelemetry pipeline for the whole binary, and how tests read what it
+//! exported. Tests run in parallel, so each one finds its spans by a name or an
+//! id no other test uses.
+
+use std::sync::OnceLock;
+
+use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
+use opentelemetry::{Array, Value};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use tracing_subscriber::layer::SubscriberExt;
+
+/// A trace context as a client sends it in `params._meta`.
+pub(crate) const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+pub(crate) const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+pub(crate) const PARENT_SPAN_ID: &str = "00f067aa0ba902b7";
+
+/// The exporter every span of this binary ends in; installed at the first call,
+/// with the W3C trace context as the global propagator.
+pub(crate) fn exporter() -> &'static InMemorySpanExporter {
+    static PIPELINE: OnceLock<(InMemorySpanExporter, SdkTracerProvider)> = OnceLock::new();
+    let (exporter, _provider) = PIPELINE.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("telemetry-tests"));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("no other subscriber in this binary");
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        (exporter, provider)
+    });
+    exporter
+}
+
+/// The spans of the layer exported so far that `select` picks.
+pub(crate) fn layer_spans(select: impl Fn(&SpanData) -> bool) -> Vec<SpanData> {
+    exporter()
+        .get_finished_spans()
+        .expect("the exporter is running")
+        .into_iter()
+        .filter(|span| attribute(span, "mcp.method.name").is_some() || span.name == "mcp.server")
+        .filter(|span| select(span))
+        .collect()
+}
+
+/// The one span of the layer named `name`.
+pub(crate) fn span_named(name: &str) -> SpanData {
+    let mut spans = layer_spans(|span| span.name == name);
+    assert_eq!(spans.len(), 1, "one span named {name:?}: {spans:#?}");
+    spans.remove(0)
+}
+
+/// The one span of the layer for the request with id `id`.
+pub(crate) fn span_with_id(id: &str) -> SpanData {
+    let mut spans =
+        layer_spans(|span| attribute(span, "jsonrpc.request.id").as_deref() == Some(id));
+    assert_eq!(spans.len(), 1, "one span with id {id:?}: {spans:#?}");
+    spans.remove(0)
+}
+
+/// The attribute `key` of `span`, as text.
+pub(crate) fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|attribute| attribute.key.as_str() == key)
+        .map(|attribute| attribute.value.to_string())
+}
+
+/// Asserts what every span of the layer holds: kind server, the method, and the
+/// attributes of `expected` (`None`: must be absent).
+pub(crate) fn assert_span(span: &SpanData, expected: &[(&str, Option<&str>)]) {
+    assert_eq!(span.span_kind, SpanKind::Server, "{span:#?}");
+    for (key, value) in expected {
+        assert_eq!(
+            attribute(span, key).as_deref(),
+            *value,
+            "{key} of {span:#?}"
+        );
+    }
+}
+
+/// Asserts the span's status: an error, or unset.
+pub(crate) fn assert_failed(span: &SpanData, failed: bool) {
+    match failed {
+        true => assert!(matches!(span.status, Status::Error { .. }), "{span:#?}"),
+        false => assert_eq!(span.status, Status::Unset, "{span:#?}"),
+    }
+}
+
+/// Asserts that no attribute of `span` holds any of `secrets`.
+pub(crate) fn assert_no_attribute_holds(span: &SpanData, secrets: &[&str]) {
+    for attribute in &span.attributes {
+        let text = match &attribute.value {
+            Value::Array(Array::String(items)) => format!("{items:?}"),
+            other => other.to_string(),
+        };
+        for secret in secrets {
+            assert!(
+                !text.contains(secret),
+                "attribute {} holds {secret:?}: {text}",
+                attribute.key
+            );
+        }
+    }
+}

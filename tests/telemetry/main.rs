@@ -1,0 +1,11 @@
+//! The request span, exported: `tracing-opentelemetry` into the OpenTelemetry
+//! SDK's in-memory exporter, on the JSON path. A binary of its own, since it
+//! installs its own global subscriber; it needs the feature `opentelemetry`
+//! only. The same through rmcp's client and server: `rmcp/main.rs`.
+
+#[allow(unreachable_pub)]
+#[path = "../support/quiet_panics.rs"]
+mod quiet_panics;
+
+mod exporter;
+mod json;

@@ -1,0 +1,177 @@
+//! Task-augmented tool calls through rmcp's client and a layered server whose
+//! tools run as tasks on rmcp's `TaskManager`: the span of the `tasks/get` that
+//! delivers a task's result says how the task's tool ended.
+
+use std::time::Duration;
+
+use mcp_tool_errors::rmcp::{ServerHandlerExt, catch_task_panics};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation,
+    ServerCapabilities, ServerConfig, TaskPayload,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::task_manager::{TaskManager, TaskOptions};
+use rmcp::tool_router;
+use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt, tool, tool_handler};
+use serde_json::Value;
+
+use crate::exporter::{
+    assert_failed, assert_no_attribute_holds, assert_span, attribute, exporter, layer_spans,
+    span_named,
+};
+
+/// In the panic message of the panicking task; no span may hold it.
+const PAYLOAD: &str = "token=hunter2";
+
+/// How often the client polls `tasks/get`, on the paused clock.
+const POLL: Duration = Duration::from_millis(10);
+
+#[derive(Clone)]
+struct TaskTools {
+    tool_router: ToolRouter<Self>,
+    tasks: TaskManager,
+}
+
+#[tool_router]
+impl TaskTools {
+    #[tool(description = "Runs as a task whose operation panics")]
+    async fn rmcp_task_panic(&self) -> CallToolResponse {
+        let task = self.tasks.spawn(
+            TaskOptions::default(),
+            catch_task_panics(|_| {
+                Box::pin(async { panic!("[expected] the batch job crashed, {PAYLOAD}") })
+            }),
+        );
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+
+    #[tool(description = "Runs as a task that succeeds")]
+    async fn rmcp_task_ok(&self) -> CallToolResponse {
+        let task = self.tasks.spawn(TaskOptions::default(), |_| {
+            Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("done")])) })
+        });
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TaskTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+}
+
+/// rmcp's client, declaring the tasks extension, connected to the layered server.
+async fn connect() -> RunningService<RoleClient, ClientConfig> {
+    exporter();
+    let server = TaskTools {
+        tool_router: TaskTools::tool_router(),
+        tasks: TaskManager::new(),
+    }
+    .with_tool_errors();
+    let capabilities = ClientCapabilities::builder().enable_tasks().build();
+    let client = ClientConfig::new(capabilities, Implementation::new("span-tests", "0"));
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let (server, client) = tokio::join!(server.serve(server_io), client.serve(client_io));
+    tokio::spawn(server.expect("the server starts").waiting());
+    client.expect("the client connects")
+}
+
+/// Calls `tool` (answered with a task handle), then polls `tasks/get` until the
+/// task has completed, and returns its result.
+async fn call_as_task(
+    client: &RunningService<RoleClient, ClientConfig>,
+    tool: &'static str,
+) -> CallToolResult {
+    let answer = client
+        .call_tool_once(CallToolRequestParams::new(tool))
+        .await;
+    let Ok(CallToolResponse::Task(created)) = answer else {
+        panic!("{tool} was not answered with a task handle: {answer:?}")
+    };
+    loop {
+        let params = GetTaskParams::new(created.task.task_id.clone());
+        let got = client.get_task(params).await.expect("tasks/get");
+        match got.task.payload {
+            TaskPayload::Completed { result } => {
+                return serde_json::from_value(Value::Object(result))
+                    .expect("the task's result is a tools/call result");
+            }
+            TaskPayload::Working => tokio::time::sleep(POLL).await,
+            other => panic!("{tool}: the task ended as {other:?}"),
+        }
+    }
+}
+
+/// The one `tasks/get` span that delivered the result of a task of `tool`.
+fn delivery_of(tool: &str) -> opentelemetry_sdk::trace::SpanData {
+    let mut spans = layer_spans(|span| {
+        span.name == "tasks/get" && attribute(span, "gen_ai.tool.name").as_deref() == Some(tool)
+    });
+    assert_eq!(spans.len(), 1, "one delivery of {tool}: {spans:#?}");
+    spans.remove(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_task_fails_the_span_that_delivers_it_with_the_cause_panic() {
+    crate::quiet_panics::silence_expected_panics();
+    let client = connect().await;
+    let result = call_as_task(&client, "rmcp_task_panic").await;
+    assert_eq!(result.is_error, Some(true));
+
+    let created = span_named("tools/call rmcp_task_panic");
+    assert_span(&created, &[("error.type", None)]);
+    assert_failed(&created, false);
+    let span = delivery_of("rmcp_task_panic");
+    assert_span(
+        &span,
+        &[
+            ("mcp.method.name", Some("tasks/get")),
+            ("error.type", Some("tool_error")),
+            ("mcp_tool_errors.cause", Some("panic")),
+        ],
+    );
+    assert_failed(&span, true);
+    assert_no_attribute_holds(&span, &[PAYLOAD]);
+    let logged = span
+        .events
+        .iter()
+        .any(|event| event.name.contains("handler panicked"));
+    assert!(
+        logged,
+        "the answer to the panic is logged inside the span: {span:#?}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_that_succeeded_leaves_the_span_that_delivers_it_unset() {
+    let client = connect().await;
+    let result = call_as_task(&client, "rmcp_task_ok").await;
+    assert_ne!(result.is_error, Some(true));
+
+    let span = delivery_of("rmcp_task_ok");
+    assert_span(
+        &span,
+        &[("error.type", None), ("mcp_tool_errors.cause", None)],
+    );
+    assert_failed(&span, false);
+    client.cancel().await.unwrap();
+}
