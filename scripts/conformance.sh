@@ -35,52 +35,16 @@ readonly SCENARIO_TIMEOUT_S=120
 log() { echo "conformance: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-command -v npm >/dev/null || die "npm is needed to install Node.js $NODE_MAJOR and the suite"
-
-case "$(uname -m)" in
-  x86_64 | amd64) node_arch=x64 ;;
-  aarch64 | arm64) node_arch=arm64 ;;
-  *) die "no node-linux package for $(uname -m)" ;;
-esac
-readonly node_package="node-linux-$node_arch"
-readonly node="$TOOLS/node/node_modules/$node_package/bin/node"
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh
 readonly suite_dir="$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance"
 readonly suite="$suite_dir/dist/index.js"
 readonly suite2_dir="$TOOLS/conformance-$SUITE2_VERSION/node_modules/@modelcontextprotocol/conformance"
 readonly suite2="$suite2_dir/dist/index.js"
 
-# `npm install` into a folder of its own; scripts are not run, so nothing is
-# fetched from anywhere but the registry.
-npm_install() {
-  local prefix=$1 package=$2
-  log "installing $package into $prefix"
-  mkdir -p "$prefix"
-  npm install --prefix "$prefix" --no-audit --no-fund --ignore-scripts --loglevel=error "$package" >&2
-}
-
-installed_node_major() {
-  [[ -x $node ]] && "$node" --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p'
-}
-
-installed_suite_version() {
-  local dir=${1:-$suite_dir}
-  [[ -f $dir/package.json && -x $node ]] &&
-    "$node" -p "require('./$dir/package.json').version" 2>/dev/null
-}
-
-if [[ $(installed_node_major || true) != "$NODE_MAJOR" ]]; then
-  npm_install "$TOOLS/node" "$node_package@$NODE_MAJOR"
-fi
-[[ $(installed_node_major || true) == "$NODE_MAJOR" ]] || die "Node.js $NODE_MAJOR did not install"
-if [[ $(installed_suite_version || true) != "$SUITE_VERSION" ]]; then
-  npm_install "$TOOLS/conformance" "@modelcontextprotocol/conformance@$SUITE_VERSION"
-fi
-[[ $(installed_suite_version || true) == "$SUITE_VERSION" ]] || die "the suite did not install"
-if [[ $(installed_suite_version "$suite2_dir" || true) != "$SUITE2_VERSION" ]]; then
-  npm_install "$TOOLS/conformance-$SUITE2_VERSION" "@modelcontextprotocol/conformance@$SUITE2_VERSION"
-fi
-[[ $(installed_suite_version "$suite2_dir" || true) == "$SUITE2_VERSION" ]] ||
-  die "the suite $SUITE2_VERSION did not install"
+ensure_node
+ensure_package "$TOOLS/conformance" @modelcontextprotocol/conformance "$SUITE_VERSION"
+ensure_package "$TOOLS/conformance-$SUITE2_VERSION" @modelcontextprotocol/conformance "$SUITE2_VERSION"
 log "Node.js $("$node" --version), conformance suites $SUITE_VERSION and $SUITE2_VERSION"
 
 # The scenarios, from the suite itself, so that a tools-call-* scenario is never missed.
