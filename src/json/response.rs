@@ -231,13 +231,20 @@ fn created_task<'a>(
     tool: &'a str,
     result: &'a Map<String, Value>,
 ) -> TaskExchange<'a, Map<String, Value>> {
-    let (handle, ttl_key) = if str_field(result, "resultType") == Some("task") {
-        (result, "ttlMs")
-    } else {
-        match field(result, "task") {
-            Some(Value::Object(task)) => (task, "ttl"),
-            _ => return TaskExchange::None,
+    // One pass for both shapes: nearly every result is neither, and a tool's
+    // result is read here on every successful call.
+    let (mut is_handle, mut task) = (false, None);
+    for (key, value) in result {
+        match key.as_str() {
+            "resultType" => is_handle = value.as_str() == Some("task"),
+            "task" => task = value.as_object(),
+            _ => {}
         }
+    }
+    let (handle, ttl_key) = match (is_handle, task) {
+        (true, _) => (result, "ttlMs"),
+        (false, Some(task)) => (task, "ttl"),
+        (false, None) => return TaskExchange::None,
     };
     match str_field(handle, "taskId") {
         Some(task_id) => TaskExchange::Created {
