@@ -118,10 +118,12 @@ where
                     drop_inner_future(this.state, this.config);
                     let mut delivered = None;
                     if let Ok(response) = &mut result {
-                        this.pending.for_each_tool_result(response, |tool, result| {
-                            this.config.rewrap(result, tool)
-                        });
-                        let exchange = this.pending.task_exchange(response);
+                        let config = &*this.config;
+                        let exchange = this
+                            .pending
+                            .for_each_tool_result_and_task_exchange(response, |tool, result| {
+                                config.rewrap(result, tool)
+                            });
                         delivered = this.tasks.observe(exchange, this.config);
                     }
                     let pending = &*this.pending;

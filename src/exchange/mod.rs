@@ -99,6 +99,19 @@ pub trait Pending<Response, Error> {
         let _ = response;
         TaskExchange::None
     }
+
+    /// [`for_each_tool_result`](Pending::for_each_tool_result) with `visit`,
+    /// then [`task_exchange`](Pending::task_exchange): what the layer does with
+    /// every response. The default calls the two in turn; a message type that
+    /// can find both in one pass over the response overrides it.
+    fn for_each_tool_result_and_task_exchange<'a>(
+        &'a self,
+        response: &'a mut Response,
+        visit: impl FnMut(&str, &mut Self::Result),
+    ) -> TaskExchange<'a, Self::TaskResult> {
+        self.for_each_tool_result(response, visit);
+        self.task_exchange(response)
+    }
 }
 
 /// What one response says about a task (the tasks extension,

@@ -89,6 +89,22 @@ impl<E> Pending<Value, E> for JsonPending {
             _ => TaskExchange::None,
         }
     }
+
+    /// One pass over a single answer for both: its id is matched once.
+    fn for_each_tool_result_and_task_exchange<'a>(
+        &'a self,
+        response: &'a mut Value,
+        mut visit: impl FnMut(&str, &mut Map<String, Value>),
+    ) -> TaskExchange<'a, Map<String, Value>> {
+        match &self.shape {
+            Shape::Single(Some(call)) => visit_then_task_exchange(call, response, &mut visit),
+            Shape::Single(None) => TaskExchange::None,
+            Shape::Batch(_) => {
+                Pending::<Value, E>::for_each_tool_result(self, response, visit);
+                TaskExchange::None
+            }
+        }
+    }
 }
 
 impl<E> Pending<Option<Value>, E> for JsonPending {
@@ -135,6 +151,19 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
             None => TaskExchange::None,
         }
     }
+
+    fn for_each_tool_result_and_task_exchange<'a>(
+        &'a self,
+        response: &'a mut Option<Value>,
+        visit: impl FnMut(&str, &mut Map<String, Value>),
+    ) -> TaskExchange<'a, Map<String, Value>> {
+        match response {
+            Some(response) => {
+                Pending::<Value, E>::for_each_tool_result_and_task_exchange(self, response, visit)
+            }
+            None => TaskExchange::None,
+        }
+    }
 }
 
 /// What the answer to `call` says about a task.
@@ -142,14 +171,44 @@ fn task_exchange<'a>(
     call: &'a JsonCall,
     answer: &'a mut Value,
 ) -> TaskExchange<'a, Map<String, Value>> {
+    visit_then_task_exchange(call, answer, &mut |_, _| {})
+}
+
+/// Visits the result of `answer` if it answers `call` and `call` is a
+/// `tools/call` (as [`visit_answer`]), then says what it says about a task.
+fn visit_then_task_exchange<'a>(
+    call: &'a JsonCall,
+    answer: &'a mut Value,
+    visit: &mut impl FnMut(&str, &mut Map<String, Value>),
+) -> TaskExchange<'a, Map<String, Value>> {
     if call.tool.is_none() && call.task.is_none() {
         return TaskExchange::None;
     }
-    let Some(id) = &call.id else {
+    let Some((has_error, result)) = answer_parts(call, answer) else {
         return TaskExchange::None;
     };
+    match (&call.tool, &call.task, result) {
+        (Some(tool), _, Some(result)) if !has_error => {
+            visit(tool, result);
+            created_task(tool, result)
+        }
+        (_, Some(task), _) if has_error => TaskExchange::Ended {
+            task_id: &task.task_id,
+        },
+        (_, Some(task), Some(result)) => delivered_task(task, result),
+        _ => TaskExchange::None,
+    }
+}
+
+/// Whether `answer` has an `error`, and its `result` object, when it is the
+/// answer to `call` (an object with `call`'s id); `None` otherwise.
+fn answer_parts<'a>(
+    call: &JsonCall,
+    answer: &'a mut Value,
+) -> Option<(bool, Option<&'a mut Map<String, Value>>)> {
+    let id = call.id.as_ref()?;
     let Value::Object(answer) = answer else {
-        return TaskExchange::None;
+        return None;
     };
     let (mut answer_id, mut has_error, mut result) = (None, false, None);
     for (key, value) in answer.iter_mut() {
@@ -160,17 +219,9 @@ fn task_exchange<'a>(
             _ => {}
         }
     }
-    if !answer_id.is_some_and(|answer_id| id.matches(answer_id)) {
-        return TaskExchange::None;
-    }
-    match (&call.tool, &call.task, result) {
-        (Some(tool), _, Some(result)) if !has_error => created_task(tool, result),
-        (_, Some(task), _) if has_error => TaskExchange::Ended {
-            task_id: &task.task_id,
-        },
-        (_, Some(task), Some(result)) => delivered_task(task, result),
-        _ => TaskExchange::None,
-    }
+    answer_id
+        .is_some_and(|answer_id| id.matches(answer_id))
+        .then_some((has_error, result))
 }
 
 /// A `tools/call` result that is a task handle: `{"resultType": "task",
@@ -180,13 +231,20 @@ fn created_task<'a>(
     tool: &'a str,
     result: &'a Map<String, Value>,
 ) -> TaskExchange<'a, Map<String, Value>> {
-    let (handle, ttl_key) = if str_field(result, "resultType") == Some("task") {
-        (result, "ttlMs")
-    } else {
-        match field(result, "task") {
-            Some(Value::Object(task)) => (task, "ttl"),
-            _ => return TaskExchange::None,
+    // One pass for both shapes: nearly every result is neither, and a tool's
+    // result is read here on every successful call.
+    let (mut is_handle, mut task) = (false, None);
+    for (key, value) in result {
+        match key.as_str() {
+            "resultType" => is_handle = value.as_str() == Some("task"),
+            "task" => task = value.as_object(),
+            _ => {}
         }
+    }
+    let (handle, ttl_key) = match (is_handle, task) {
+        (true, _) => (result, "ttlMs"),
+        (false, Some(task)) => (task, "ttl"),
+        (false, None) => return TaskExchange::None,
     };
     match str_field(handle, "taskId") {
         Some(task_id) => TaskExchange::Created {
@@ -267,23 +325,10 @@ fn visit_answer(
     answer: &mut Value,
     visit: &mut impl FnMut(&str, &mut Map<String, Value>),
 ) {
-    let (Some(tool), Some(id)) = (&call.tool, &call.id) else {
+    let Some(tool) = &call.tool else {
         return;
     };
-    let Value::Object(answer) = answer else {
-        return;
-    };
-    let (mut answer_id, mut has_error, mut result) = (None, false, None);
-    for (key, value) in answer.iter_mut() {
-        match key.as_str() {
-            "id" => answer_id = Some(&*value),
-            "error" => has_error = true,
-            "result" => result = value.as_object_mut(),
-            _ => {}
-        }
-    }
-    let answers_call = answer_id.is_some_and(|answer_id| id.matches(answer_id));
-    if let (true, false, Some(result)) = (answers_call, has_error, result) {
+    if let Some((false, Some(result))) = answer_parts(call, answer) {
         visit(tool, result);
     }
 }

@@ -10,7 +10,7 @@ impl ToolResult for Map<String, Value> {
         let (mut is_error, mut content) = (false, None);
         for (key, value) in self.iter_mut() {
             match key.as_str() {
-                "isError" => is_error = *value == Value::Bool(true),
+                "isError" => is_error = matches!(value, Value::Bool(true)),
                 "content" => content = Some(value),
                 _ => {}
             }

@@ -58,7 +58,8 @@ pub fn install_panic_hook() {
     });
 }
 
-/// Whether [`install_panic_hook`] ran: only then does the layer write its own line.
+/// Whether [`install_panic_hook`] ran: only then does the layer mark its
+/// `catch_unwind` calls and write its own line.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Copy)]
@@ -92,10 +93,17 @@ fn withhold_if_inside_layer() -> bool {
 
 /// Runs `run` under `catch_unwind`, with this thread marked as inside the layer.
 /// Returns the outcome and whether the hook withheld a panic meanwhile. Costs
-/// two thread-local reads and writes; never allocates.
+/// two thread-local reads and writes once the hook is installed, one relaxed
+/// load before; never allocates.
 pub(crate) fn catch_inside_layer<T>(
     run: impl FnOnce() -> T,
 ) -> (Result<T, Box<dyn Any + Send>>, bool) {
+    // Only the hook reads the mark: without it, nothing can be withheld. A call
+    // that began before the hook was installed is not marked, and its panic goes
+    // to the previous hook, as it would have before the installation.
+    if !INSTALLED.load(Ordering::Relaxed) {
+        return (catch_unwind(AssertUnwindSafe(run)), false);
+    }
     let outer = INSIDE.with(|inside| {
         let state = inside.get();
         inside.set(Inside {

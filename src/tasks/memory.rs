@@ -58,7 +58,24 @@ impl TaskMemory {
     /// rewraps a delivered result (or answers the panic of its operation), and
     /// forgets a task once it has ended. Takes the lock only when a task is
     /// involved. Says what was delivered when the response carries a task's result.
+    #[inline]
     pub(crate) fn observe<T, R>(
+        &self,
+        exchange: TaskExchange<'_, T>,
+        config: &Config<R>,
+    ) -> Option<Delivered>
+    where
+        T: ToolResult,
+        R: ErrorRenderer,
+    {
+        // Nearly every response is about no task: that case stays in the caller.
+        match exchange {
+            TaskExchange::None => None,
+            exchange => self.observe_task(exchange, config),
+        }
+    }
+
+    fn observe_task<T, R>(
         &self,
         exchange: TaskExchange<'_, T>,
         config: &Config<R>,

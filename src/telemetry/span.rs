@@ -79,12 +79,13 @@ pub(crate) fn record_answer(
     delivered: Option<Delivered>,
     outcome: impl FnOnce() -> Outcome,
 ) {
-    let Some(delivered) = delivered else {
-        return record_outcome(span, Cause::Service, outcome);
-    };
+    // First: without a subscriber that records the span, this is all it costs.
     if span.is_disabled() {
         return;
     }
+    let Some(delivered) = delivered else {
+        return record_outcome(span, Cause::Service, outcome);
+    };
     if let Some(tool) = &delivered.tool {
         span.record("gen_ai.tool.name", tool.as_str());
     }
