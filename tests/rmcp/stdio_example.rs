@@ -220,15 +220,18 @@ async fn a_task_that_fails_delivers_its_error_as_llmxml_through_tasks_get() {
     within_hang_guard("the fail_task session", run).await;
 }
 
+/// Real processes on a machine that may be loaded: the bound here only tells a
+/// task that ended from one left `working` until its TTL (five minutes). That
+/// it ends within a second is checked on the paused clock in `task_panics.rs`.
 #[tokio::test]
-async fn a_task_that_panics_completes_within_a_second_with_the_redacted_element() {
+async fn a_task_that_panics_completes_promptly_with_the_redacted_element() {
     let session = within_hang_guard("the example's start", Session::start_with_tasks()).await;
     let result = tokio::time::timeout(
-        Duration::from_secs(1),
+        Duration::from_secs(15),
         session.call_as_task("panic_task", json!({})),
     )
     .await
-    .expect("the panicked task completed within a second");
+    .expect("the panicked task completed, long before its TTL");
     assert!(is_error(&result));
     let text = only_text(&result);
     assert_eq!(text, render_error("panic_task", HIDDEN_TOOL_MESSAGE));

@@ -75,7 +75,9 @@ impl ServerHandler for TaskServer {
 }
 
 /// Calls `crash` as a task through `layer` and polls until the task has ended:
-/// the final `tasks/get` answer, and every line the client received.
+/// the final `tasks/get` answer, and every line the client received. The task
+/// must have ended within a second of the call, on the paused clock (which
+/// moves only as the server's and the client's timers ask), not at its TTL.
 async fn crash_as_task(layer: ToolErrorLayer) -> (Value, String) {
     silence_expected_panics();
     let server = TaskServer {
@@ -89,6 +91,7 @@ async fn crash_as_task(layer: ToolErrorLayer) -> (Value, String) {
     });
     let (reader, writer) = tokio::io::split(client_io);
     let mut client = LineClient::initialized_with(reader, writer, tasks_client_2025_11_25()).await;
+    let called = tokio::time::Instant::now();
     let handle = client.call_tool(1, "crash").await;
     assert_eq!(handle["result"]["status"], "working", "{handle}");
     let task_id = handle["result"]["taskId"]
@@ -96,6 +99,11 @@ async fn crash_as_task(layer: ToolErrorLayer) -> (Value, String) {
         .unwrap_or_else(|| panic!("a task handle: {handle}"))
         .to_owned();
     let done = client.poll_task(2, &task_id, POLL).await;
+    let took = called.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "the panicked task ended after {took:?}"
+    );
     serving.abort();
     (done, client.received)
 }
