@@ -39,6 +39,7 @@ use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use support::complete::complete;
+use support::failing_tool::FailingTool;
 use support::{Estimates, Summary};
 use tower::{Layer, Service};
 use tracing::Dispatch;
@@ -445,21 +446,21 @@ fn sanitize(c: &mut Criterion) {
 
 /// The layer over a tool failing with `size` bytes of upstream error text, with
 /// the option `kind` on (`plain`: none).
-fn sanitize_service(kind: &str, size: usize) -> Option<ToolErrors<FailingUpstream>> {
+fn sanitize_service(kind: &str, size: usize) -> Option<ToolErrors<FailingTool>> {
     let layer = match kind {
         "plain" => ToolErrorLayer::new(),
         "redact_secrets" => ToolErrorLayer::new().redact_secrets(true),
         "max_error_bytes" => ToolErrorLayer::new().max_error_bytes(4096),
         _ => return None,
     };
-    Some(layer.layer(FailingUpstream {
+    Some(layer.layer(FailingTool {
         text: upstream_error_text(size),
     }))
 }
 
 /// One failed `tools/call` through `service`: the inner service copies its text
 /// into the response, the layer rewraps it.
-fn rewrap_once(service: &mut ToolErrors<FailingUpstream>) -> Value {
+fn rewrap_once(service: &mut ToolErrors<FailingTool>) -> Value {
     let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                          "params": {"name": REWRAP_TOOL, "arguments": {}}});
     let Ok(response) = complete(service.call(request));
@@ -479,29 +480,6 @@ fn upstream_error_text(size: usize) -> String {
     let mut text = LINES.repeat(size / LINES.len() + 1);
     text.truncate(size);
     text
-}
-
-/// A tool that always fails with the same text.
-#[derive(Clone)]
-struct FailingUpstream {
-    text: String,
-}
-
-impl Service<Value> for FailingUpstream {
-    type Response = Value;
-    type Error = Infallible;
-    type Future = Ready<Result<Value, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Value) -> Self::Future {
-        ready(Ok(json!({
-            "jsonrpc": "2.0", "id": request["id"],
-            "result": {"content": [{"type": "text", "text": self.text}], "isError": true},
-        })))
-    }
 }
 
 fn caught_panic(c: &mut Criterion) {

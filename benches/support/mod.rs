@@ -10,6 +10,8 @@ use serde_json::Value;
 
 #[path = "../../tests/support/complete.rs"]
 pub mod complete;
+#[path = "../../tests/support/failing_tool.rs"]
+pub mod failing_tool;
 
 /// Short settings, so that the whole suite stays within a few minutes; a command
 /// line (`--measurement-time`, `--sample-size`, ...) still overrides them.

@@ -9,11 +9,12 @@
 
 use std::borrow::Cow;
 use std::convert::Infallible;
-use std::future::{Future, Ready, ready};
+use std::future::Future;
 use std::pin::pin;
 use std::process::Command;
 use std::task::{Context, Poll, Waker};
 
+use crate::support::failing_tool::FailingTool;
 use crate::support::log::CapturedLog;
 use mcp_tool_errors::{ToolErrorLayer, render_error};
 use proptest::prelude::*;
@@ -22,32 +23,9 @@ use tower::{Layer, Service, service_fn};
 
 const TOOL: &str = "fetch_upstream";
 
-/// An inner service that fails every call with `text`.
-#[derive(Clone)]
-struct Failing {
-    text: String,
-}
-
-impl Service<Value> for Failing {
-    type Response = Value;
-    type Error = Infallible;
-    type Future = Ready<Result<Value, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Value) -> Self::Future {
-        ready(Ok(json!({
-            "jsonrpc": "2.0", "id": request["id"],
-            "result": {"content": [{"type": "text", "text": self.text}], "isError": true},
-        })))
-    }
-}
-
 /// The text the model reads when the tool fails with `message` behind `layer`.
 fn rendered(layer: &ToolErrorLayer, message: &str) -> String {
-    let mut service = layer.layer(Failing {
+    let mut service = layer.layer(FailingTool {
         text: message.to_owned(),
     });
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -5,6 +5,7 @@
 
 pub mod complete;
 pub mod example;
+pub mod failing_tool;
 pub mod golden;
 pub mod line_client;
 pub mod log;
