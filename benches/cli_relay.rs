@@ -16,7 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/support/example.rs"]
+mod example;
 
 const CALLS: usize = 10_000;
 const BLOCK: usize = 100;
@@ -235,40 +239,8 @@ impl Session {
     }
 }
 
-/// The scripted example server, built in release with this run's features.
+/// The scripted example server, built with this bench's profile (release) and
+/// features.
 fn scripted_server() -> PathBuf {
-    let features: Vec<&str> = [
-        ("cli", cfg!(feature = "cli")),
-        ("rmcp", cfg!(feature = "rmcp")),
-        ("tower-mcp", cfg!(feature = "tower-mcp")),
-    ]
-    .into_iter()
-    .filter_map(|(name, on)| on.then_some(name))
-    .collect();
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "--example",
-            "scripted_stdio_server",
-        ])
-        .arg("--message-format=json")
-        .arg("--manifest-path")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-        .arg("--features")
-        .arg(features.join(","))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "cargo build of scripted_stdio_server failed"
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "scripted_stdio_server")
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .expect("cargo reports the scripted_stdio_server executable")
+    example::example_binary("scripted_stdio_server")
 }

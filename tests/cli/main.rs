@@ -8,6 +8,10 @@
 //! set (CI sets it), and then fail. Every read from a process is bounded by a
 //! timeout, so a broken child fails a test instead of hanging it.
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "../support/example.rs"]
+mod example;
+
 mod everything;
 mod python;
 mod scripted;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -241,41 +241,8 @@ pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
     None
 }
 
-/// The scripted example server, built by cargo with this run's features so that
-/// the build is the one `cargo test` just made.
-fn scripted_server() -> &'static Path {
-    static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
-    EXECUTABLE.get_or_init(|| {
-        let features: Vec<&str> = [
-            ("cli", cfg!(feature = "cli")),
-            ("rmcp", cfg!(feature = "rmcp")),
-            ("tower-mcp", cfg!(feature = "tower-mcp")),
-        ]
-        .into_iter()
-        .filter_map(|(name, on)| on.then_some(name))
-        .collect();
-        let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo
-            .args(["build", "--quiet", "--example", "scripted_stdio_server"])
-            .arg("--message-format=json")
-            .arg("--manifest-path")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .arg("--features")
-            .arg(features.join(","))
-            .stderr(Stdio::inherit());
-        if !cfg!(debug_assertions) {
-            cargo.arg("--release");
-        }
-        let output = cargo.output().expect("cargo runs");
-        assert!(
-            output.status.success(),
-            "cargo build of scripted_stdio_server failed"
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|message| message["target"]["name"] == "scripted_stdio_server")
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the scripted_stdio_server executable")
-    })
+/// The scripted example server, built by cargo with this run's profile and
+/// features so that the build is the one `cargo test` just made.
+fn scripted_server() -> PathBuf {
+    crate::example::example_binary("scripted_stdio_server")
 }

@@ -1,5 +1,8 @@
-//! An example binary, built for the test that runs it as a child process, and
-//! bounded waits on child processes.
+//! An example binary, built for the test or bench that runs it as a child
+//! process, and bounded waits on child processes.
+//!
+//! Shared with `tests/cli` and `benches/cli_relay.rs` (they include this file by
+//! `#[path]`), so it depends on the standard library and `serde_json` only.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -14,8 +17,8 @@ use serde_json::Value;
 /// Hang guard for building an example when `cargo test` has not already.
 const BUILD_WITHIN: Duration = Duration::from_secs(600);
 
-/// The executable of example `name`, built with this test binary's profile and
-/// features, once per test binary.
+/// The executable of example `name`, built with this binary's profile and
+/// features, once per binary.
 ///
 /// `cargo test` builds examples next to the tests, but `cargo test --test NAME`
 /// does not, and a binary left from an earlier build may be stale: asking cargo
@@ -62,14 +65,15 @@ fn build(name: &str) -> PathBuf {
 
 /// The crate features this test binary was built with.
 fn features() -> Vec<&'static str> {
-    let mut features = Vec::new();
-    if cfg!(feature = "rmcp") {
-        features.push("rmcp");
-    }
-    if cfg!(feature = "tower-mcp") {
-        features.push("tower-mcp");
-    }
-    features
+    [
+        ("cli", cfg!(feature = "cli")),
+        ("opentelemetry", cfg!(feature = "opentelemetry")),
+        ("rmcp", cfg!(feature = "rmcp")),
+        ("tower-mcp", cfg!(feature = "tower-mcp")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
 }
 
 /// The cargo profile this test binary was built with, read from its directory
