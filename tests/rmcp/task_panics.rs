@@ -10,33 +10,23 @@ use std::time::Duration;
 use mcp_tool_errors::rmcp::{ServerHandlerExt, catch_task_panics};
 use mcp_tool_errors::{ToolErrorLayer, render_error};
 use rmcp::ServiceExt as _;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{
-    CallToolResponse, CreateTaskResult, GetTaskParams, GetTaskResult, ServerCapabilities,
-    ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::task_manager::{TaskManager, TaskOptions};
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{CallToolResponse, CreateTaskResult};
+use rmcp::task_manager::TaskOptions;
+use rmcp::{tool, tool_router};
 use serde_json::Value;
 
 use crate::support::HIDDEN_TOOL_MESSAGE;
 use crate::support::line_client::{LineClient, tasks_client_2025_11_25};
 use crate::support::quiet_panics::silence_expected_panics;
 use crate::support::secret_payload::{SECRET, assert_nothing_of_the_payload_in, panic_with_secret};
+use crate::support::task_server::TaskServer;
 
 /// How often the client polls `tasks/get` (the clock is paused: no real wait).
 const POLL: Duration = Duration::from_millis(100);
 
-/// A server whose one tool always runs as a task, and panics in it.
-#[derive(Clone)]
-struct TaskServer {
-    tool_router: ToolRouter<Self>,
-    tasks: TaskManager,
-}
-
-#[tool_router]
+#[tool_router(router = crash_tools)]
 impl TaskServer {
+    /// Always runs as a task, and panics in it.
     #[tool(description = "Runs as a task that panics with a credential in the message")]
     async fn crash(&self) -> CallToolResponse {
         let task = self.tasks.spawn(
@@ -52,38 +42,13 @@ impl TaskServer {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for TaskServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tasks()
-                .build(),
-        )
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks
-            .get_task(&request.task_id)
-            .map(GetTaskResult::new)
-    }
-}
-
 /// Calls `crash` as a task through `layer` and polls until the task has ended:
 /// the final `tasks/get` answer, and every line the client received. The task
 /// must have ended within a second of the call, on the paused clock (which
 /// moves only as the server's and the client's timers ask), not at its TTL.
 async fn crash_as_task(layer: ToolErrorLayer) -> (Value, String) {
     silence_expected_panics();
-    let server = TaskServer {
-        tool_router: TaskServer::tool_router(),
-        tasks: TaskManager::new(),
-    };
+    let server = TaskServer::new(TaskServer::crash_tools());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let serving = tokio::spawn(async move {
         let running = server.layer(layer).serve(server_io).await;

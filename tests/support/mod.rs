@@ -12,6 +12,8 @@ pub mod log;
 pub mod panic_answers;
 pub mod quiet_panics;
 pub mod secret_payload;
+#[cfg(feature = "rmcp")]
+pub mod task_server;
 
 use std::future::Future;
 use std::time::Duration;

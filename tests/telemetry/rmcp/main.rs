@@ -11,5 +11,9 @@ mod quiet_panics;
 #[path = "../exporter.rs"]
 mod exporter;
 
+#[allow(unreachable_pub)]
+#[path = "../../support/task_server.rs"]
+mod task_server;
+
 mod calls;
 mod tasks;

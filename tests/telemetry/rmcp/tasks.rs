@@ -5,22 +5,20 @@
 use std::time::Duration;
 
 use mcp_tool_errors::rmcp::{ServerHandlerExt, catch_task_panics};
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation,
-    ServerCapabilities, ServerConfig, TaskPayload,
+    ContentBlock, CreateTaskResult, GetTaskParams, Implementation, TaskPayload,
 };
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::task_manager::{TaskManager, TaskOptions};
-use rmcp::tool_router;
-use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt, tool, tool_handler};
+use rmcp::service::RunningService;
+use rmcp::task_manager::TaskOptions;
+use rmcp::{RoleClient, ServiceExt, tool, tool_router};
 use serde_json::Value;
 
 use crate::exporter::{
-    assert_failed, assert_no_attribute_holds, assert_span, attribute, exporter, layer_spans,
-    span_named,
+    assert_failed, assert_logged, assert_no_attribute_holds, assert_span, attribute, exporter,
+    layer_spans, span_named,
 };
+use crate::task_server::TaskServer;
 
 /// In the panic message of the panicking task; no span may hold it.
 const PAYLOAD: &str = "token=hunter2";
@@ -28,14 +26,8 @@ const PAYLOAD: &str = "token=hunter2";
 /// How often the client polls `tasks/get`, on the paused clock.
 const POLL: Duration = Duration::from_millis(10);
 
-#[derive(Clone)]
-struct TaskTools {
-    tool_router: ToolRouter<Self>,
-    tasks: TaskManager,
-}
-
-#[tool_router]
-impl TaskTools {
+#[tool_router(router = span_tools)]
+impl TaskServer {
     #[tool(description = "Runs as a task whose operation panics")]
     async fn rmcp_task_panic(&self) -> CallToolResponse {
         let task = self.tasks.spawn(
@@ -56,36 +48,10 @@ impl TaskTools {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for TaskTools {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tasks()
-                .build(),
-        )
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks
-            .get_task(&request.task_id)
-            .map(GetTaskResult::new)
-    }
-}
-
 /// rmcp's client, declaring the tasks extension, connected to the layered server.
 async fn connect() -> RunningService<RoleClient, ClientConfig> {
     exporter();
-    let server = TaskTools {
-        tool_router: TaskTools::tool_router(),
-        tasks: TaskManager::new(),
-    }
-    .with_tool_errors();
+    let server = TaskServer::new(TaskServer::span_tools()).with_tool_errors();
     let capabilities = ClientCapabilities::builder().enable_tasks().build();
     let client = ClientConfig::new(capabilities, Implementation::new("span-tests", "0"));
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
@@ -150,14 +116,7 @@ async fn a_panicking_task_fails_the_span_that_delivers_it_with_the_cause_panic()
     );
     assert_failed(&span, true);
     assert_no_attribute_holds(&span, &[PAYLOAD]);
-    let logged = span
-        .events
-        .iter()
-        .any(|event| event.name.contains("handler panicked"));
-    assert!(
-        logged,
-        "the answer to the panic is logged inside the span: {span:#?}"
-    );
+    assert_logged(&span, "handler panicked");
     client.cancel().await.unwrap();
 }
 
