@@ -104,3 +104,9 @@ pub(crate) fn assert_no_attribute_holds(span: &SpanData, secrets: &[&str]) {
         }
     }
 }
+
+/// Asserts that an event logged inside `span` says `message`.
+pub(crate) fn assert_logged(span: &SpanData, message: &str) {
+    let logged = span.events.iter().any(|event| event.name.contains(message));
+    assert!(logged, "{message:?} is logged inside the span: {span:#?}");
+}

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use crate::exporter::{
-    PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_no_attribute_holds, assert_span,
-    exporter, span_named, span_with_id,
+    PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
+    assert_span, exporter, span_named, span_with_id,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -125,14 +125,7 @@ async fn a_panic_is_a_failed_span_whose_cause_is_panic() {
     );
     assert_failed(&span, true);
     assert_no_attribute_holds(&span, &[ARGUMENT, PAYLOAD]);
-    let logged = span
-        .events
-        .iter()
-        .any(|event| event.name.contains("handler panicked"));
-    assert!(
-        logged,
-        "the caught panic is logged inside the span: {span:#?}"
-    );
+    assert_logged(&span, "handler panicked");
 }
 
 #[tokio::test]
@@ -246,11 +239,7 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
     );
     assert_failed(&span, true);
     assert_no_attribute_holds(&span, &[ARGUMENT]);
-    let logged = span
-        .events
-        .iter()
-        .any(|event| event.name.contains("tool call timed out"));
-    assert!(logged, "the timeout is logged inside the span: {span:#?}");
+    assert_logged(&span, "tool call timed out");
 }
 
 /// Calls `tool`, which answers with a task handle, then fetches the task's result
