@@ -110,3 +110,29 @@ pub(crate) fn assert_logged(span: &SpanData, message: &str) {
     let logged = span.events.iter().any(|event| event.name.contains(message));
     assert!(logged, "{message:?} is logged inside the span: {span:#?}");
 }
+
+/// Asserts that `span` failed as a tool error (`error.type` `tool_error`), for
+/// `cause`: `tool_error`, `panic` or `timeout`.
+pub(crate) fn assert_tool_error(span: &SpanData, cause: &str) {
+    assert_span(
+        span,
+        &[
+            ("error.type", Some("tool_error")),
+            ("mcp_tool_errors.cause", Some(cause)),
+        ],
+    );
+    assert_failed(span, true);
+}
+
+/// Asserts that `span` failed as a JSON-RPC error with `code`.
+pub(crate) fn assert_protocol_error(span: &SpanData, code: &str) {
+    assert_span(
+        span,
+        &[
+            ("error.type", Some(code)),
+            ("rpc.response.status_code", Some(code)),
+            ("mcp_tool_errors.cause", Some("protocol_error")),
+        ],
+    );
+    assert_failed(span, true);
+}

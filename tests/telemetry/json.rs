@@ -10,7 +10,7 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
-    assert_span, exporter, span_named, span_with_id,
+    assert_protocol_error, assert_span, assert_tool_error, exporter, span_named, span_with_id,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -95,17 +95,15 @@ async fn a_tool_error_is_a_failed_span_with_error_type_tool_error() {
     assert_eq!(response["result"]["isError"], true);
 
     let span = span_named("tools/call json_weather_refuse");
+    assert_tool_error(&span, "tool_error");
     assert_span(
         &span,
         &[
             ("jsonrpc.request.id", Some("json-refuse")),
             ("gen_ai.tool.name", Some("json_weather_refuse")),
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("tool_error")),
             ("rpc.response.status_code", None),
         ],
     );
-    assert_failed(&span, true);
     assert_no_attribute_holds(&span, &[ARGUMENT, "no forecast"]);
 }
 
@@ -116,14 +114,7 @@ async fn a_panic_is_a_failed_span_whose_cause_is_panic() {
     assert_eq!(response["result"]["isError"], true);
 
     let span = span_named("tools/call json_weather_panic");
-    assert_span(
-        &span,
-        &[
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("panic")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_tool_error(&span, "panic");
     assert_no_attribute_holds(&span, &[ARGUMENT, PAYLOAD]);
     assert_logged(&span, "handler panicked");
 }
@@ -158,15 +149,7 @@ async fn an_unknown_tool_is_a_protocol_error_with_its_code() {
     assert_eq!(response["error"]["code"], -32602);
 
     let span = span_named("tools/call json_no_such_tool");
-    assert_span(
-        &span,
-        &[
-            ("error.type", Some("-32602")),
-            ("rpc.response.status_code", Some("-32602")),
-            ("mcp_tool_errors.cause", Some("protocol_error")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_protocol_error(&span, "-32602");
 }
 
 #[tokio::test]
@@ -227,17 +210,15 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
     assert_eq!(response["result"]["isError"], true);
 
     let span = span_named("tools/call json_weather_hang");
+    assert_tool_error(&span, "timeout");
     assert_span(
         &span,
         &[
             ("jsonrpc.request.id", Some("json-hang")),
             ("gen_ai.tool.name", Some("json_weather_hang")),
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("timeout")),
             ("rpc.response.status_code", None),
         ],
     );
-    assert_failed(&span, true);
     assert_no_attribute_holds(&span, &[ARGUMENT]);
     assert_logged(&span, "tool call timed out");
 }
@@ -274,16 +255,14 @@ async fn a_task_result_in_error_fails_the_span_that_delivers_it() {
     assert_failed(&created, false);
     let span = span_with_id("json-task-refused-result");
     assert_eq!(span.name, "tasks/result");
+    assert_tool_error(&span, "tool_error");
     assert_span(
         &span,
         &[
             ("mcp.method.name", Some("tasks/result")),
             ("gen_ai.tool.name", Some("json_weather_refuse_task")),
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("tool_error")),
         ],
     );
-    assert_failed(&span, true);
     assert_no_attribute_holds(&span, &["no forecast"]);
 }
 

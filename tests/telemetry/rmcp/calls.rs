@@ -16,7 +16,7 @@ use rmcp::{RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_route
 
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
-    assert_span, exporter, span_named,
+    assert_protocol_error, assert_span, assert_tool_error, exporter, span_named,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -131,14 +131,7 @@ async fn a_tool_error_is_a_failed_span_with_error_type_tool_error() {
     assert_eq!(result.is_error, Some(true));
 
     let span = span_named("tools/call rmcp_refuse");
-    assert_span(
-        &span,
-        &[
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("tool_error")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_tool_error(&span, "tool_error");
     assert_no_attribute_holds(&span, &[ARGUMENT, "no forecast"]);
     client.cancel().await.unwrap();
 }
@@ -151,14 +144,7 @@ async fn a_panic_is_a_failed_span_whose_cause_is_panic() {
     assert_eq!(result.is_error, Some(true));
 
     let span = span_named("tools/call rmcp_panic");
-    assert_span(
-        &span,
-        &[
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("panic")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_tool_error(&span, "panic");
     assert_no_attribute_holds(&span, &[ARGUMENT, PAYLOAD]);
     client.cancel().await.unwrap();
 }
@@ -176,15 +162,7 @@ async fn an_unknown_tool_is_a_protocol_error_with_its_code() {
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
 
     let span = span_named("tools/call rmcp_no_such_tool");
-    assert_span(
-        &span,
-        &[
-            ("error.type", Some("-32602")),
-            ("rpc.response.status_code", Some("-32602")),
-            ("mcp_tool_errors.cause", Some("protocol_error")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_protocol_error(&span, "-32602");
     client.cancel().await.unwrap();
 }
 
@@ -214,15 +192,8 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
     assert_eq!(result.is_error, Some(true));
 
     let span = span_named("tools/call rmcp_hang");
-    assert_span(
-        &span,
-        &[
-            ("gen_ai.tool.name", Some("rmcp_hang")),
-            ("error.type", Some("tool_error")),
-            ("mcp_tool_errors.cause", Some("timeout")),
-        ],
-    );
-    assert_failed(&span, true);
+    assert_tool_error(&span, "timeout");
+    assert_span(&span, &[("gen_ai.tool.name", Some("rmcp_hang"))]);
     assert_no_attribute_holds(&span, &[ARGUMENT]);
     assert_logged(&span, "tool call timed out");
     client.cancel().await.unwrap();
