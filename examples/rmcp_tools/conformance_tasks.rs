@@ -16,7 +16,7 @@ use rmcp::model::{
     InputRequiredResult,
 };
 use rmcp::service::RequestContext;
-use rmcp::task_manager::TaskExit;
+use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture};
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -86,17 +86,15 @@ impl DemoServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        require_tasks(&context)?;
-        Ok(self
-            .run_maybe_as_task(&context, |_| {
-                Box::pin(async {
-                    tokio::time::sleep(FAILING_JOB_WORK).await;
-                    Ok(CallToolResult::error(vec![ContentBlock::text(
-                        "the job failed: the input file is empty",
-                    )]))
-                })
+        self.run_as_task(&context, |_| {
+            Box::pin(async {
+                tokio::time::sleep(FAILING_JOB_WORK).await;
+                Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "the job failed: the input file is empty",
+                )]))
             })
-            .await)
+        })
+        .await
     }
 
     /// Asks, from within its task, whether to delete; completes with the answer.
@@ -105,24 +103,21 @@ impl DemoServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        require_tasks(&context)?;
-        Ok(self
-            .run_maybe_as_task(&context, |task| {
-                Box::pin(async move {
-                    let task = task.expect("a client with the tasks extension");
-                    let question = elicitation("Delete the file? This cannot be undone.");
-                    let answer = task.request_input("confirm", question).await?;
-                    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                        "deletion {}",
-                        if accepted(&answer) {
-                            "confirmed"
-                        } else {
-                            "declined"
-                        }
-                    ))]))
-                })
+        self.run_as_task(&context, |task| {
+            Box::pin(async move {
+                let question = elicitation("Delete the file? This cannot be undone.");
+                let answer = task.request_input("confirm", question).await?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "deletion {}",
+                    if accepted(&answer) {
+                        "confirmed"
+                    } else {
+                        "declined"
+                    }
+                ))]))
             })
-            .await)
+        })
+        .await
     }
 
     /// Asks two questions at once from within its task; completes when both
@@ -132,21 +127,18 @@ impl DemoServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        require_tasks(&context)?;
-        Ok(self
-            .run_maybe_as_task(&context, |task| {
-                Box::pin(async move {
-                    let task = task.expect("a client with the tasks extension");
-                    let (first, second) = tokio::try_join!(
-                        task.request_input("first", elicitation("First question?")),
-                        task.request_input("second", elicitation("Second question?")),
-                    )?;
-                    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                        "answers: {first}, {second}"
-                    ))]))
-                })
+        self.run_as_task(&context, |task| {
+            Box::pin(async move {
+                let (first, second) = tokio::try_join!(
+                    task.request_input("first", elicitation("First question?")),
+                    task.request_input("second", elicitation("Second question?")),
+                )?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "answers: {first}, {second}"
+                ))]))
             })
-            .await)
+        })
+        .await
     }
 
     /// Asks for the user's name first (an `InputRequiredResult`), then runs as a
@@ -172,15 +164,14 @@ impl DemoServer {
             .and_then(Value::as_str)
             .unwrap_or("stranger")
             .to_owned();
-        Ok(self
-            .run_maybe_as_task(&context, move |_| {
-                Box::pin(async move {
-                    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                        "Hello, {name}, from a task!"
-                    ))]))
-                })
+        self.run_as_task(&context, move |_| {
+            Box::pin(async move {
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Hello, {name}, from a task!"
+                ))]))
             })
-            .await)
+        })
+        .await
     }
 
     /// A job whose task fails with a JSON-RPC error, which the task reports as
@@ -196,6 +187,23 @@ impl DemoServer {
             })
         })
         .await
+    }
+}
+
+impl DemoServer {
+    /// Runs `operation` as a task, for a task-only tool: error -32021 for a
+    /// client that did not declare the tasks extension.
+    async fn run_as_task(
+        &self,
+        context: &RequestContext<RoleServer>,
+        operation: impl FnOnce(TaskContext) -> TaskFuture,
+    ) -> Result<CallToolResponse, ErrorData> {
+        require_tasks(context)?;
+        Ok(self
+            .run_maybe_as_task(context, |task| {
+                operation(task.expect("a client with the tasks extension"))
+            })
+            .await)
     }
 }
 
