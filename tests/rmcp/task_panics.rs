@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::support::HIDDEN_TOOL_MESSAGE;
 use crate::support::line_client::{LineClient, tasks_client_2025_11_25};
 use crate::support::quiet_panics::silence_expected_panics;
+use crate::support::rmcp_tasks::TaskServer;
 use crate::support::secret_payload::{SECRET, assert_nothing_of_the_payload_in, panic_with_secret};
-use crate::support::task_server::TaskServer;
 
 /// How often the client polls `tasks/get` (the clock is paused: no real wait).
 const POLL: Duration = Duration::from_millis(100);

@@ -11,9 +11,9 @@ pub mod line_client;
 pub mod log;
 pub mod panic_answers;
 pub mod quiet_panics;
-pub mod secret_payload;
 #[cfg(feature = "rmcp")]
-pub mod task_server;
+pub mod rmcp_tasks;
+pub mod secret_payload;
 
 use std::future::Future;
 use std::time::Duration;

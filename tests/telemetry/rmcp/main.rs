@@ -12,8 +12,8 @@ mod quiet_panics;
 mod exporter;
 
 #[allow(unreachable_pub)]
-#[path = "../../support/task_server.rs"]
-mod task_server;
+#[path = "../../support/rmcp_tasks.rs"]
+mod rmcp_tasks;
 
 mod calls;
 mod tasks;

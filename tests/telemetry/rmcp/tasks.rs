@@ -7,18 +7,17 @@ use std::time::Duration;
 use mcp_tool_errors::rmcp::{ServerHandlerExt, catch_task_panics};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, CreateTaskResult, GetTaskParams, Implementation, TaskPayload,
+    ContentBlock, CreateTaskResult, Implementation,
 };
 use rmcp::service::RunningService;
 use rmcp::task_manager::TaskOptions;
 use rmcp::{RoleClient, ServiceExt, tool, tool_router};
-use serde_json::Value;
 
 use crate::exporter::{
     assert_failed, assert_logged, assert_no_attribute_holds, assert_span, assert_tool_error,
     attribute, exporter, layer_spans, span_named,
 };
-use crate::task_server::TaskServer;
+use crate::rmcp_tasks::{TaskServer, call_as_task};
 
 /// In the panic message of the panicking task; no span may hold it.
 const PAYLOAD: &str = "token=hunter2";
@@ -60,32 +59,6 @@ async fn connect() -> RunningService<RoleClient, ClientConfig> {
     client.expect("the client connects")
 }
 
-/// Calls `tool` (answered with a task handle), then polls `tasks/get` until the
-/// task has completed, and returns its result.
-async fn call_as_task(
-    client: &RunningService<RoleClient, ClientConfig>,
-    tool: &'static str,
-) -> CallToolResult {
-    let answer = client
-        .call_tool_once(CallToolRequestParams::new(tool))
-        .await;
-    let Ok(CallToolResponse::Task(created)) = answer else {
-        panic!("{tool} was not answered with a task handle: {answer:?}")
-    };
-    loop {
-        let params = GetTaskParams::new(created.task.task_id.clone());
-        let got = client.get_task(params).await.expect("tasks/get");
-        match got.task.payload {
-            TaskPayload::Completed { result } => {
-                return serde_json::from_value(Value::Object(result))
-                    .expect("the task's result is a tools/call result");
-            }
-            TaskPayload::Working => tokio::time::sleep(POLL).await,
-            other => panic!("{tool}: the task ended as {other:?}"),
-        }
-    }
-}
-
 /// The one `tasks/get` span that delivered the result of a task of `tool`.
 fn delivery_of(tool: &str) -> opentelemetry_sdk::trace::SpanData {
     let mut spans = layer_spans(|span| {
@@ -99,7 +72,7 @@ fn delivery_of(tool: &str) -> opentelemetry_sdk::trace::SpanData {
 async fn a_panicking_task_fails_the_span_that_delivers_it_with_the_cause_panic() {
     crate::quiet_panics::silence_expected_panics();
     let client = connect().await;
-    let result = call_as_task(&client, "rmcp_task_panic").await;
+    let result = call_as_task(&client, CallToolRequestParams::new("rmcp_task_panic"), POLL).await;
     assert_eq!(result.is_error, Some(true));
 
     let created = span_named("tools/call rmcp_task_panic");
@@ -116,7 +89,7 @@ async fn a_panicking_task_fails_the_span_that_delivers_it_with_the_cause_panic()
 #[tokio::test(start_paused = true)]
 async fn a_task_that_succeeded_leaves_the_span_that_delivers_it_unset() {
     let client = connect().await;
-    let result = call_as_task(&client, "rmcp_task_ok").await;
+    let result = call_as_task(&client, CallToolRequestParams::new("rmcp_task_ok"), POLL).await;
     assert_ne!(result.is_error, Some(true));
 
     let span = delivery_of("rmcp_task_ok");
