@@ -8,15 +8,15 @@ use std::time::Duration;
 use mcp_tool_errors::{is_rendered, render_error};
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    GetTaskParams, Implementation, TaskPayload,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
 };
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::support::example::example_binary;
 use crate::support::line_client::{LineClient, tasks_client_2025_11_25};
+use crate::support::rmcp_tasks::call_as_task;
 use crate::support::{HIDDEN_TOOL_MESSAGE, within_hang_guard};
 
 /// How often the task tests poll `tasks/get`.
@@ -24,6 +24,31 @@ const TASK_POLL: Duration = Duration::from_millis(10);
 
 /// The (fake) secret the example's panicking tools put in their panic messages.
 const SECRET_MARK: &str = "sk-test-";
+
+/// The example, started with the environment variables `env`, and the ends of
+/// its stdio a client talks through.
+fn spawn_example(env: &[(&str, &str)]) -> (Child, ChildStdout, ChildStdin) {
+    let mut child = Command::new(example_binary("rmcp_stdio"))
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        // The deliberate panics are reported there by the default hook.
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the example starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stdin = child.stdin.take().expect("stdin is piped");
+    (child, stdout, stdin)
+}
+
+/// A `tools/call` of `tool` with `arguments`, a JSON object.
+fn tool_call(tool: &'static str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(tool).with_arguments(arguments)
+}
 
 /// The example, running, and an rmcp client connected to its stdio.
 struct Session {
@@ -49,17 +74,7 @@ impl Session {
     }
 
     async fn start_as(client: ClientConfig, env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(example_binary("rmcp_stdio"))
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            // The deliberate panics are reported there by the default hook.
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the example starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stdin = child.stdin.take().expect("stdin is piped");
+        let (child, stdout, stdin) = spawn_example(env);
         let client = client
             .serve((stdout, stdin))
             .await
@@ -68,12 +83,8 @@ impl Session {
     }
 
     async fn call(&self, tool: &'static str, arguments: Value) -> CallToolResult {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object")
-        };
-        let request = CallToolRequestParams::new(tool).with_arguments(arguments);
         self.client
-            .call_tool(request)
+            .call_tool(tool_call(tool, arguments))
             .await
             .expect("tools/call is answered")
     }
@@ -81,26 +92,7 @@ impl Session {
     /// Calls `tool` as a task: the answer must be a task handle; then polls
     /// `tasks/get` until the task has ended, and returns its result.
     async fn call_as_task(&self, tool: &'static str, arguments: Value) -> CallToolResult {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object")
-        };
-        let request = CallToolRequestParams::new(tool).with_arguments(arguments);
-        let answer = self.client.call_tool_once(request).await;
-        let Ok(CallToolResponse::Task(created)) = answer else {
-            panic!("{tool} was not answered with a task handle: {answer:?}")
-        };
-        loop {
-            let params = GetTaskParams::new(created.task.task_id.clone());
-            let got = self.client.get_task(params).await.expect("tasks/get");
-            match got.task.payload {
-                TaskPayload::Completed { result } => {
-                    return serde_json::from_value(Value::Object(result))
-                        .expect("the task's result is a tools/call result");
-                }
-                TaskPayload::Working => tokio::time::sleep(TASK_POLL).await,
-                other => panic!("{tool}: the task ended as {other:?}"),
-            }
-        }
+        call_as_task(&self.client, tool_call(tool, arguments), TASK_POLL).await
     }
 
     /// Closes stdin, as a client does, and checks that the server then exits.
@@ -274,15 +266,7 @@ const TASK_MESSAGE: &str = "quota exceeded: 3 of 3 exports used today";
 #[tokio::test]
 async fn a_2025_11_25_client_declaring_the_tasks_extension_gets_the_task_result_rewrapped() {
     let run = async {
-        let mut child = Command::new(example_binary("rmcp_stdio"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the example starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stdin = child.stdin.take().expect("stdin is piped");
+        let (mut child, stdout, stdin) = spawn_example(&[]);
         let mut client =
             LineClient::initialized_with(stdout, stdin, tasks_client_2025_11_25()).await;
 
