@@ -29,6 +29,9 @@ use tower_service::Service;
 use super::handler_service::HandlerService;
 use super::request::RequestWithContext;
 
+#[cfg(test)]
+mod rmcp_source;
+
 /// A [`ServerHandler`] that sends each `tools/call` and `tasks/get` through a
 /// tower stack built on [`HandlerService`], and hands every other method
 /// straight to the inner handler.
@@ -126,8 +129,70 @@ fn into_error_data(error: impl Into<BoxError>) -> ErrorData {
     }
 }
 
-// Every method of the trait is written out, including the deprecated ones: a
-// method left to its default would answer for the inner handler without asking it.
+/// The `ServerHandler` methods that [`LayeredHandler`] hands to the inner
+/// handler as they are, one a line: `async` for a method whose answer is a
+/// future, `fn` for one that answers at once. `$then` is the macro that gets the
+/// list: [`forwarding_fns`] writes the methods, `method_names` lists them for
+/// the test that compares them with rmcp's trait.
+///
+/// Every method of the trait is here or written out in the impl, including the
+/// deprecated ones: a method left to its default would answer for the inner
+/// handler without asking it.
+macro_rules! forwarded_methods {
+    ($then:ident) => {
+        $then! {
+            async ping(context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async initialize(request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData>;
+            fn negotiate_initialize(request: &InitializeRequestParams) -> Result<InitializeResult, ErrorData>;
+            fn supported_protocol_versions() -> Cow<'static, [ProtocolVersion]>;
+            async discover(context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData>;
+            async complete(request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData>;
+            async set_level(request: SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async get_prompt(request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData>;
+            async list_prompts(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData>;
+            async list_resources(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData>;
+            async list_resource_templates(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, ErrorData>;
+            async read_resource(request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData>;
+            fn accepted_subscription_filter(requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
+            async listen(context: SubscriptionContext) -> Result<(), ErrorData>;
+            async subscribe(request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async unsubscribe(request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async list_tools(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData>;
+            fn get_tool(name: &str) -> Option<Tool>;
+            async on_custom_request(request: CustomRequest, context: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData>;
+            async on_cancelled(notification: CancelledNotificationParam, context: NotificationContext<RoleServer>) -> ();
+            async on_progress(notification: ProgressNotificationParam, context: NotificationContext<RoleServer>) -> ();
+            async on_initialized(context: NotificationContext<RoleServer>) -> ();
+            async on_roots_list_changed(context: NotificationContext<RoleServer>) -> ();
+            async on_custom_notification(notification: CustomNotification, context: NotificationContext<RoleServer>) -> ();
+            fn get_info() -> ServerConfig;
+            async update_task(request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async cancel_task(request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
+            async list_skills(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListSkillsResult, ErrorData>;
+            async get_skill(request: GetSkillRequestParams, context: RequestContext<RoleServer>) -> Result<GetSkillResult, ErrorData>;
+            async read_resource_directory(request: ReadResourceDirectoryRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceDirectoryResult, ErrorData>;
+        }
+    };
+}
+
+/// One method of the impl per line of [`forwarded_methods`], each handing its
+/// arguments to the same method of the inner handler.
+macro_rules! forwarding_fns {
+    ($($kind:tt $name:ident($($arg:ident: $type:ty),*) -> $answer:ty;)*) => {
+        $(forwarding_fns!(@one $kind $name($($arg: $type),*) -> $answer);)*
+    };
+    (@one async $name:ident($($arg:ident: $type:ty),*) -> $answer:ty) => {
+        fn $name(&self, $($arg: $type),*) -> impl Future<Output = $answer> + MaybeSendFuture + '_ {
+            self.handler.$name($($arg),*)
+        }
+    };
+    (@one fn $name:ident($($arg:ident: $type:ty),*) -> $answer:ty) => {
+        fn $name(&self, $($arg: $type),*) -> $answer {
+            self.handler.$name($($arg),*)
+        }
+    };
+}
+
 #[allow(deprecated)]
 impl<H, S> ServerHandler for LayeredHandler<H, S>
 where
@@ -146,188 +211,6 @@ where
         async move { into_call_tool_response(answer.await?) }
     }
 
-    fn ping(
-        &self,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.ping(context)
-    }
-
-    fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<InitializeResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.initialize(request, context)
-    }
-
-    fn negotiate_initialize(
-        &self,
-        request: &InitializeRequestParams,
-    ) -> Result<InitializeResult, ErrorData> {
-        self.handler.negotiate_initialize(request)
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.handler.supported_protocol_versions()
-    }
-
-    fn discover(
-        &self,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<DiscoverResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.discover(context)
-    }
-
-    fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CompleteResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.complete(request, context)
-    }
-
-    fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.set_level(request, context)
-    }
-
-    fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.get_prompt(request, context)
-    }
-
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListPromptsResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.list_prompts(request, context)
-    }
-
-    fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListResourcesResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.list_resources(request, context)
-    }
-
-    fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListResourceTemplatesResult, ErrorData>> + MaybeSendFuture + '_
-    {
-        self.handler.list_resource_templates(request, context)
-    }
-
-    fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.read_resource(request, context)
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        self.handler.accepted_subscription_filter(requested)
-    }
-
-    fn listen(
-        &self,
-        context: SubscriptionContext,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.listen(context)
-    }
-
-    fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.subscribe(request, context)
-    }
-
-    fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.unsubscribe(request, context)
-    }
-
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.list_tools(request, context)
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.handler.get_tool(name)
-    }
-
-    fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.on_custom_request(request, context)
-    }
-
-    fn on_cancelled(
-        &self,
-        notification: CancelledNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.handler.on_cancelled(notification, context)
-    }
-
-    fn on_progress(
-        &self,
-        notification: ProgressNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.handler.on_progress(notification, context)
-    }
-
-    fn on_initialized(
-        &self,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.handler.on_initialized(context)
-    }
-
-    fn on_roots_list_changed(
-        &self,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.handler.on_roots_list_changed(context)
-    }
-
-    fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.handler.on_custom_notification(notification, context)
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        self.handler.get_info()
-    }
-
     fn get_task(
         &self,
         request: GetTaskParams,
@@ -340,44 +223,52 @@ where
         async move { into_get_task_result(answer.await?) }
     }
 
-    fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.update_task(request, context)
+    forwarded_methods!(forwarding_fns);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::rmcp_source::server_handler_items;
+
+    /// The names of the methods of [`forwarded_methods`].
+    macro_rules! method_names {
+        ($($kind:tt $name:ident($($arg:ident: $type:ty),*) -> $answer:ty;)*) => {
+            &[$(stringify!($name)),*]
+        };
     }
 
-    fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.cancel_task(request, context)
-    }
+    /// The methods handed to the inner handler as they are.
+    const FORWARDED: &[&str] = forwarded_methods!(method_names);
 
-    fn list_skills(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListSkillsResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.list_skills(request, context)
-    }
+    /// The methods written out in the impl, because the stack sees their requests.
+    const THROUGH_THE_STACK: &[&str] = &["call_tool", "get_task"];
 
-    fn get_skill(
-        &self,
-        request: GetSkillRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<GetSkillResult, ErrorData>> + MaybeSendFuture + '_ {
-        self.handler.get_skill(request, context)
-    }
-
-    fn read_resource_directory(
-        &self,
-        request: ReadResourceDirectoryRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ReadResourceDirectoryResult, ErrorData>> + MaybeSendFuture + '_
-    {
-        self.handler.read_resource_directory(request, context)
+    #[test]
+    fn every_item_of_the_resolved_rmcp_server_handler_is_written() {
+        let (rmcp, declared) = server_handler_items();
+        let written: BTreeSet<String> = FORWARDED
+            .iter()
+            .chain(THROUGH_THE_STACK)
+            .map(|name| (*name).to_owned())
+            .collect();
+        assert_eq!(
+            FORWARDED.len() + THROUGH_THE_STACK.len(),
+            written.len(),
+            "a method written twice"
+        );
+        let missing: Vec<_> = declared.difference(&written).collect();
+        assert!(
+            missing.is_empty(),
+            "LayeredHandler does not forward these items of ServerHandler in {rmcp}: {missing:?}"
+        );
+        // The other way round, a method the trait does not have would not
+        // compile: a difference here means the source was misread.
+        let unread: Vec<_> = written.difference(&declared).collect();
+        assert!(
+            unread.is_empty(),
+            "not found in the source of {rmcp}: {unread:?}"
+        );
     }
 }
