@@ -245,8 +245,9 @@ pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 pub use tasks::MAX_REMEMBERED_TASKS;
 
-// The README's examples use rmcp and tower-mcp, so they are compiled and run with
-// both features on, as the test command (`cargo test --all-features`) does.
-#[cfg(all(doctest, feature = "rmcp", feature = "tower-mcp"))]
+// The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are
+// compiled and run with those features on, as the test command
+// (`cargo test --all-features`) does.
+#[cfg(all(doctest, feature = "rmcp", feature = "tower-mcp", feature = "redact"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
