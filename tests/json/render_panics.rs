@@ -241,3 +241,23 @@ async fn every_text_item_of_a_result_whose_rendering_panicked_is_replaced() {
         "{response}"
     );
 }
+
+#[tokio::test]
+async fn an_error_result_without_text_gets_the_fixed_answer_inserted() {
+    silence_expected_panics();
+    // The renderer panics on the message the layer inserts for a result
+    // with no text item.
+    let inner = service_fn(|request: Value| async move {
+        Ok::<Value, Infallible>(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "isError": true,
+            "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}}))
+    });
+    let service = ToolErrorLayer::new().renderer(panics_for_boom).layer(inner);
+    let response = within_hang_guard("insert", service.oneshot(tool_call(10, "boom")))
+        .await
+        .unwrap();
+    let content = response["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{response}");
+    assert_eq!(content[0]["text"], render_error("boom", RENDER_FAILED));
+    assert_eq!(content[1]["type"], "image");
+}
