@@ -40,6 +40,10 @@ impl<R: ErrorRenderer> Config<R> {
     /// [`RENDER_FAILED_MESSAGE`] as its first text item, every other text item
     /// emptied (each may hold what the scrubber was to remove).
     pub(crate) fn rewrap<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {
+        // A result that is not an error (the common case) costs no catch.
+        if result.error_texts().is_none() {
+            return;
+        }
         if let Err(panic) = panic::catch(|| self.rewrap_unguarded(result, tool)) {
             panic.log_in_render(Some(tool), self);
             answer_render_failed(result, tool);
