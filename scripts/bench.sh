@@ -7,6 +7,7 @@
 #                                slower, but the same on a busy machine
 #
 # One bench alone: `cargo bench --bench json -- rewrap` (a criterion filter).
+# The json bench is run with `--features redact`, for its `redact_secrets` rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,7 @@ executable() {
 
 timings() {
     machine
-    cargo bench --bench json 2>&1 | tee "$logs/json.log" >/dev/null
+    cargo bench --features redact --bench json 2>&1 | tee "$logs/json.log" >/dev/null
     cargo bench --features rmcp --bench rmcp 2>&1 | tee "$logs/rmcp.log" >/dev/null
     sed -n '/^JSON path/,$p' "$logs/json.log"
     sed -n '/^rmcp end to end/,$p' "$logs/rmcp.log"
@@ -55,7 +56,7 @@ compare() {
 
 callgrind() {
     local json rmcp
-    json=$(executable --bench json)
+    json=$(executable --features redact --bench json)
     rmcp=$(executable --features rmcp --bench rmcp)
     echo "Instructions per iteration (callgrind)"
     echo

@@ -1,13 +1,23 @@
 //! The settings shared by the layer, the service and every response future, and
 //! the rewrap policy they drive.
 
+use std::borrow::Cow;
+
 use crate::exchange::ToolResult;
-use crate::render::{ErrorRenderer, rerender_body, split_rendered};
-use crate::sanitize::{Sanitizer, Tally};
+use crate::panic;
+use crate::render::{ErrorRenderer, cap_count, render_error, rerender_body, split_rendered};
+use crate::sanitize::{Count, Sanitizer, Tally};
 use crate::timeout::Timeouts;
 
 /// The message given to the model when an error result has no text item at all.
 const NO_TEXT_MESSAGE: &str = "The tool reported an error without any text.";
+
+/// The message given to the model, in the built-in llmxml element, when the
+/// renderer or the user's scrubber panicked on a tool's error: the text it was
+/// given cannot be trusted to the model, and the renderer cannot be trusted to
+/// render this one.
+pub(crate) const RENDER_FAILED_MESSAGE: &str =
+    "The tool failed and its error could not be rendered. The details are in the server log.";
 
 /// What the layer was configured with; cloned into each response future.
 ///
@@ -24,7 +34,23 @@ pub(crate) struct Config<R> {
 impl<R: ErrorRenderer> Config<R> {
     /// Rewraps every text item of `result` if it is an error, or adds one if it
     /// has none.
+    ///
+    /// The renderer and the scrubber are the user's code: a panic in either is
+    /// caught here, logged, and the result then holds the built-in element of
+    /// [`RENDER_FAILED_MESSAGE`] as its first text item, every other text item
+    /// emptied (each may hold what the scrubber was to remove).
     pub(crate) fn rewrap<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {
+        // A result that is not an error (the common case) costs no catch.
+        if result.error_texts().is_none() {
+            return;
+        }
+        if let Err(panic) = panic::catch(|| self.rewrap_unguarded(result, tool)) {
+            panic.log_in_render(Some(tool), self);
+            answer_render_failed(result, tool);
+        }
+    }
+
+    fn rewrap_unguarded<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {
         let Some(texts) = result.error_texts() else {
             return;
         };
@@ -57,13 +83,37 @@ impl<R: ErrorRenderer> Config<R> {
     /// Renders `message` from `tool` as the model will read it: redacted and
     /// capped as configured, then rendered. Every text the layer writes goes
     /// through here: a rewrapped error text, the answer to a panic, the answer
-    /// to a timeout.
+    /// to a timeout. A panic of the renderer or the scrubber is caught and
+    /// logged, and the answer is then the built-in element of
+    /// [`RENDER_FAILED_MESSAGE`].
     pub(crate) fn render_message(&self, tool: &str, message: &str) -> String {
-        self.render_tallied(tool, message, &mut Tally::default())
+        panic::catch(|| self.render_tallied(tool, message, &mut Tally::default())).unwrap_or_else(
+            |panic| {
+                panic.log_in_render(Some(tool), self);
+                render_failed(tool)
+            },
+        )
+    }
+
+    /// `message`, the text of a JSON-RPC error, redacted, scrubbed and capped
+    /// (counted as it is: no renderer sees it); `fallback` if the scrubber
+    /// panics, which is logged.
+    pub(crate) fn sanitize_message(&self, message: &str, fallback: &str) -> String {
+        let sanitized = || {
+            self.sanitizer
+                .apply(message, Count::Plain, &mut Tally::default())
+                .into_owned()
+        };
+        panic::catch(sanitized).unwrap_or_else(|panic| {
+            panic.log_in_render(None, self);
+            fallback.to_owned()
+        })
     }
 
     fn render_tallied(&self, tool: &str, message: &str, tally: &mut Tally) -> String {
-        let message = self.sanitizer.apply(message, tally);
+        let message = self
+            .sanitizer
+            .apply(message, cap_count(&self.renderer), tally);
         self.renderer.render(tool, &message)
     }
 
@@ -71,22 +121,49 @@ impl<R: ErrorRenderer> Config<R> {
     /// is no way around the settings; `None` when nothing changes.
     ///
     /// An llmxml element keeps its own tool name and only its body is sanitized
-    /// (then guarded again). Any other rendered text, a custom renderer's, is
-    /// sanitized as a whole.
+    /// (then guarded again, so its guarded length is what the cap counts). Any
+    /// other rendered text, a custom renderer's, is sanitized as a whole, and
+    /// counted as it is.
     fn sanitize_rendered(&self, text: &str, tally: &mut Tally) -> Option<String> {
         if !self.sanitizer.is_active() {
             return None;
         }
         match split_rendered(text) {
-            Some((head, body)) => match self.sanitizer.apply(body, tally) {
-                std::borrow::Cow::Borrowed(_) => None,
-                std::borrow::Cow::Owned(body) => Some(rerender_body(head, &body)),
+            Some((head, body)) => match self.sanitizer.apply(body, Count::Guarded, tally) {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(body) => Some(rerender_body(head, &body)),
             },
-            None => match self.sanitizer.apply(text, tally) {
-                std::borrow::Cow::Borrowed(_) => None,
-                std::borrow::Cow::Owned(text) => Some(text),
+            None => match self.sanitizer.apply(text, Count::Plain, tally) {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(text) => Some(text),
             },
         }
+    }
+}
+
+/// The built-in llmxml element of [`RENDER_FAILED_MESSAGE`]: no user code runs.
+fn render_failed(tool: &str) -> String {
+    render_error(tool, RENDER_FAILED_MESSAGE)
+}
+
+/// Makes `result`, whose rewrap panicked half way, the answer of
+/// [`render_failed`]: its first text item (or a new one, if it has none) holds
+/// that element, and every other text item is emptied, rewritten or not.
+fn answer_render_failed<T: ToolResult + ?Sized>(result: &mut T, tool: &str) {
+    let Some(texts) = result.error_texts() else {
+        return;
+    };
+    let mut first = true;
+    for text in texts {
+        *text = if first {
+            render_failed(tool)
+        } else {
+            String::new()
+        };
+        first = false;
+    }
+    if first {
+        result.insert_text(render_failed(tool));
     }
 }
 

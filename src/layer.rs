@@ -89,12 +89,18 @@ impl<R> ToolErrorLayer<R> {
     /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
     /// section. They run only on error texts, never on a successful result.
     ///
+    /// Needs the cargo feature `redact`, which brings the regex engine that runs
+    /// the patterns; [`redact_with`](Self::redact_with) and
+    /// [`max_error_bytes`](Self::max_error_bytes) need no feature.
+    ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;
     ///
     /// let layer = ToolErrorLayer::new().redact_secrets(true);
     /// # let _ = layer;
     /// ```
+    #[cfg(feature = "redact")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redact")))]
     pub fn redact_secrets(mut self, redact: bool) -> Self {
         self.config.sanitizer.redact_secrets = redact;
         self
@@ -102,6 +108,12 @@ impl<R> ToolErrorLayer<R> {
 
     /// Runs `scrubber` over every text the layer renders, after the built-in
     /// redaction when that is on too; return the text borrowed when it is clean.
+    ///
+    /// A scrubber that panics does not take the request down: the `tools/call`
+    /// it was scrubbing for is answered with the built-in llmxml element of
+    /// `The tool failed and its error could not be rendered. The details are in
+    /// the server log.`, and the panic is logged (its payload withheld, since the
+    /// scrubber was to clean it).
     ///
     /// ```
     /// use std::borrow::Cow;
@@ -127,8 +139,16 @@ impl<R> ToolErrorLayer<R> {
     /// Cuts every error text to at most `max_bytes` bytes before it is rendered,
     /// followed by ` … [truncated N bytes]` (`N`: the bytes removed).
     ///
-    /// The limit counts the kept message, before guarding and without the
-    /// suffix; the cut falls on a character boundary and never splits a guard.
+    /// The limit counts the kept message as the renderer receives it, without
+    /// the suffix: for [`Llmxml`], the body it shows (each `<` of an `<error` /
+    /// `</error` as the 4 bytes of `&lt;`); for any other renderer, the plain
+    /// text. The cut falls on a character boundary and never splits a guard.
+    ///
+    /// Whatever a text ends with, what the renderer receives is at most
+    /// `max_bytes` and one suffix, of at most 43 bytes (`N` has at most 20
+    /// digits). A text that is already the cap's output for this limit (a
+    /// stacked layer, an element another layer rendered) is left as it is, so
+    /// nothing is cut or wrapped twice.
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;
@@ -142,6 +162,20 @@ impl<R> ToolErrorLayer<R> {
     }
 
     /// Renders errors with `renderer` instead of [`Llmxml`].
+    ///
+    /// A renderer that panics does not take the request down: the `tools/call`
+    /// it was rendering for is answered with the built-in
+    /// [`render_error`](crate::render_error)`(tool, "The tool failed and its
+    /// error could not be rendered. The details are in the server log.")`, and
+    /// the panic is logged like any other.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new()
+    ///     .renderer(|tool: &str, message: &str| format!("{tool} failed: {message}"));
+    /// # let _ = layer;
+    /// ```
     pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
         ToolErrorLayer {
             config: Config {

@@ -65,6 +65,76 @@
 //!
 //! Other message types plug in through the traits of [`exchange`].
 //!
+//! # No response on the `Value` path
+//!
+//! Where the layer answers in place of the inner service (a panic, a timeout)
+//! and nothing in the message expects an answer (a notification, or a batch of
+//! only notifications), there is no response to send. A `Service<Value>` whose
+//! inner service answers a bare `Value` returns `Value::Null` then: a transport
+//! must write nothing for it, never the line `null`.
+//!
+//! ```
+//! use mcp_tool_errors::ToolErrors;
+//! use serde_json::{Value, json};
+//! use tower::{ServiceExt, service_fn};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = service_fn(|_request: Value| async move {
+//!     panic!("the handler failed");
+//!     #[allow(unreachable_code)]
+//!     Ok::<Value, std::convert::Infallible>(Value::Null)
+//! });
+//! let notification = json!({"jsonrpc": "2.0", "method": "tools/call",
+//!                           "params": {"name": "deploy", "arguments": {}}});
+//! # let hook = std::panic::take_hook();
+//! # std::panic::set_hook(Box::new(|_| {}));
+//! let response = ToolErrors::new(server).oneshot(notification).await.unwrap();
+//! # std::panic::set_hook(hook);
+//! assert_eq!(response, Value::Null); // no response: write nothing
+//! # }
+//! ```
+//!
+//! A transport does better with an inner service that answers
+//! `Option<Value>` (`None` for no response): the layered service is then a
+//! `Service<Value, Response = Option<Value>>` too, and says `None` itself.
+//!
+//! ```
+//! use mcp_tool_errors::ToolErrors;
+//! use serde_json::{Value, json};
+//! use tower::{Service, ServiceExt, service_fn};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A server whose handler of `notifications/initialized` panics.
+//! let server = service_fn(|request: Value| async move {
+//!     if request.get("id").is_none() {
+//!         panic!("the handler failed");
+//!     }
+//!     Ok::<Option<Value>, std::convert::Infallible>(Some(json!({
+//!         "jsonrpc": "2.0", "id": request["id"], "result": {},
+//!     })))
+//! });
+//! let mut service = ToolErrors::new(server);
+//! let mut written = Vec::new();
+//! # let hook = std::panic::take_hook();
+//! # std::panic::set_hook(Box::new(|_| {}));
+//! for line in [
+//!     r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+//!     r#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#,
+//! ] {
+//!     let request: Value = serde_json::from_str(line).unwrap();
+//!     let response = service.ready().await.unwrap().call(request).await.unwrap();
+//!     // The transport writes a line only for `Some`.
+//!     if let Some(response) = response {
+//!         written.push(response);
+//!     }
+//! }
+//! # std::panic::set_hook(hook);
+//! assert_eq!(written, [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
+//! # }
+//! ```
+//!
 //! # The contract
 //!
 //! **llmxml.** The text the model reads is one element, the error dialect of
@@ -105,7 +175,8 @@
 //!   payload may hold secrets, unless
 //!   [`expose_panic_messages(true)`](ToolErrorLayer::expose_panic_messages);
 //! - any other request gets a JSON-RPC error `-32603` with its id; a notification
-//!   gets no response;
+//!   gets no response (`None`, or `Value::Null` on a bare `Value` path: see
+//!   [No response on the `Value` path](#no-response-on-the-value-path));
 //! - every caught panic is logged with `tracing::error!` (tool, id, payload).
 //!
 //! **Timeouts** (opt-in, [`ToolErrorLayer::tool_timeout`],
@@ -117,11 +188,23 @@
 //! [`MAX_REMEMBERED_TASKS`]), and the task's `isError` result is rewrapped where
 //! it is delivered (`tasks/get`, and `tasks/result` on the JSON path).
 //!
-//! **Sanitizing** (opt-in, [`ToolErrorLayer::redact_secrets`],
+//! **Sanitizing** (opt-in, `ToolErrorLayer::redact_secrets` with the feature
+//! `redact`,
 //! [`ToolErrorLayer::redact_with`], [`ToolErrorLayer::max_error_bytes`],
 //! [`install_panic_hook`]): credentials in error texts become `[REDACTED]`, error
 //! bodies are capped, and caught panic payloads stay off stderr. With every
 //! option off, the output is the go-gerrit-mcp element of the tool's own text.
+//! A renderer or scrubber that panics never takes a request down: the
+//! `tools/call` is answered with `render_error(tool, "The tool failed and its
+//! error could not be rendered. The details are in the server log.")`.
+//!
+//! # Cargo features
+//!
+//! - `redact`: `ToolErrorLayer::redact_secrets` and the regex engine behind
+//!   its patterns; off by default, so that a default build compiles no regex.
+//! - `rmcp`, `tower-mcp`: the layer for their message types (see above).
+//! - `opentelemetry`: the request span continues the client's trace.
+//! - `cli`: the `mcp-tool-errors` command (turns `redact` on).
 //!
 //! **Errors.** `Error = S::Error`: an error of the inner service passes through as
 //! it is. The layer makes an error of its own only where the message type cannot
@@ -162,8 +245,9 @@ pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 pub use tasks::MAX_REMEMBERED_TASKS;
 
-// The README's examples use rmcp and tower-mcp, so they are compiled and run with
-// both features on, as the test command (`cargo test --all-features`) does.
-#[cfg(all(doctest, feature = "rmcp", feature = "tower-mcp"))]
+// The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are
+// compiled and run with those features on, as the test command
+// (`cargo test --all-features`) does.
+#[cfg(all(doctest, feature = "rmcp", feature = "tower-mcp", feature = "redact"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -19,6 +19,8 @@ const HIDDEN_REQUEST_MESSAGE: &str =
     "Internal error: the server failed while handling this request.";
 /// Stands for a payload that is neither `&str` nor `String`.
 const OPAQUE_PAYLOAD: &str = "a panic payload that is not a string";
+/// Stands, in the log, for a payload the user's scrubber panicked on.
+const SCRUBBER_PANICKED_PAYLOAD: &str = "(withheld: the scrubber panicked on it)";
 
 /// Runs `run` (a call into the inner service) and catches its panic, with the
 /// thread marked as inside the layer for [`install_panic_hook`](crate::install_panic_hook).
@@ -57,11 +59,19 @@ impl CaughtPanic {
     }
 
     /// The payload as the log may show it: redacted and scrubbed as configured,
-    /// not capped (the log is the operator's, not the model's).
+    /// not capped (the log is the operator's, not the model's). If the user's
+    /// scrubber panics on it, the payload is withheld: it holds what the
+    /// scrubber was to remove.
     fn logged_payload<R>(&self, config: &Config<R>) -> Cow<'_, str> {
-        config
-            .sanitizer
-            .scrub(self.payload_text(), &mut Tally::default())
+        let scrubbed = catch(|| {
+            config
+                .sanitizer
+                .scrub(self.payload_text(), &mut Tally::default())
+        });
+        scrubbed.unwrap_or_else(|scrubber_panic| {
+            scrubber_panic.report_withheld(format_args!("the scrubber, on a panic message,"));
+            Cow::Borrowed(SCRUBBER_PANICKED_PAYLOAD)
+        })
     }
 
     /// Writes the one stderr line of a withheld panic, once: who panicked, never
@@ -112,10 +122,10 @@ impl CaughtPanic {
             }
             None => LayerAnswer::InternalError {
                 message: match exposed {
-                    Some(payload) => config
-                        .sanitizer
-                        .apply(&format!("Internal error: {payload}"), &mut Tally::default())
-                        .into_owned(),
+                    Some(payload) => config.sanitize_message(
+                        &format!("Internal error: {payload}"),
+                        HIDDEN_REQUEST_MESSAGE,
+                    ),
                     None => HIDDEN_REQUEST_MESSAGE.to_owned(),
                 },
             },
@@ -130,6 +140,26 @@ impl CaughtPanic {
             payload = self.payload_text(),
             "task operation panicked; the task completes with an error"
         );
+    }
+
+    /// Logs a panic of the renderer or the user's scrubber while it rendered an
+    /// error of `tool` (or, with no tool, scrubbed a JSON-RPC error message);
+    /// the answer is then a fixed one.
+    pub(crate) fn log_in_render<R>(&self, tool: Option<&str>, config: &Config<R>) {
+        tracing::error!(
+            tool,
+            payload = &*self.logged_payload(config),
+            "the renderer or the scrubber panicked, so the error could not be rendered; \
+             answering with a fixed error"
+        );
+        match tool {
+            Some(tool) => self.report_withheld(format_args!(
+                "the renderer or the scrubber, on an error of tool {tool:?},"
+            )),
+            None => {
+                self.report_withheld(format_args!("the scrubber, on a JSON-RPC error message,"))
+            }
+        }
     }
 
     /// Logs a panic raised while dropping the inner future; the answer stands.

@@ -35,6 +35,36 @@ use crate::timeout::Timer;
 ///
 /// A panic in `poll_ready` is not caught: there is no request yet to answer, and
 /// a service that panicked there cannot be trusted to become ready again.
+///
+/// # No response
+///
+/// When the layer answers in place of the inner service and nothing expects an
+/// answer (a notification whose handler panicked or timed out, a batch of only
+/// such notifications), the response is `None` over an inner service that
+/// answers `Option<Value>`, and `Value::Null` over one that answers a bare
+/// `Value`; a transport writes nothing for either (see the crate docs, [No
+/// response on the `Value` path](crate#no-response-on-the-value-path)).
+///
+/// ```
+/// use mcp_tool_errors::ToolErrors;
+/// use serde_json::{Value, json};
+/// use tower::{ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = service_fn(|_request: Value| async move {
+///     panic!("the handler failed");
+///     #[allow(unreachable_code)]
+///     Ok::<Option<Value>, std::convert::Infallible>(None)
+/// });
+/// let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+/// # let hook = std::panic::take_hook();
+/// # std::panic::set_hook(Box::new(|_| {}));
+/// let response = ToolErrors::new(server).oneshot(notification).await.unwrap();
+/// # std::panic::set_hook(hook);
+/// assert_eq!(response, None);
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct ToolErrors<S, R = Llmxml> {
     inner: S,

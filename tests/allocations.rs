@@ -67,10 +67,13 @@ fn extra_allocations(request: Value, response: Value) -> (Value, usize) {
     extra_allocations_behind(ToolErrors::new(bare.clone()), bare, request)
 }
 
-/// Every sanitizing option on: redaction, a scrubber with nothing to scrub, a cap.
+/// Every sanitizing option on: redaction (with the feature `redact`), a
+/// scrubber with nothing to scrub, a cap.
 fn sanitizing_layer() -> ToolErrorLayer {
-    ToolErrorLayer::new()
-        .redact_secrets(true)
+    let layer = ToolErrorLayer::new();
+    #[cfg(feature = "redact")]
+    let layer = layer.redact_secrets(true);
+    layer
         .redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
         .max_error_bytes(4096)
 }

@@ -4,6 +4,34 @@
 //! service answers with a `Value` or an `Option<Value>` (`None` for a
 //! notification, or a batch of notifications).
 //!
+//! No response, where the layer answers in place of the inner service (a
+//! panic, a timeout) and nothing in the message expects an answer (a
+//! notification, a batch of only notifications), is `None` on the
+//! `Option<Value>` path and `Value::Null` on the bare `Value` path: part of the
+//! contract (the crate docs, "No response on the `Value` path"), pinned by
+//! `tests/json/layer.rs`. A transport must write nothing for either.
+//!
+//! ```
+//! use mcp_tool_errors::ToolErrorLayer;
+//! use serde_json::{Value, json};
+//! use std::time::Duration;
+//! use tower::{Layer, ServiceExt, service_fn};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let hanging = || service_fn(|_: Value| std::future::pending::<Result<Value, std::convert::Infallible>>());
+//! let layer = ToolErrorLayer::new().tool_timeout(Duration::from_secs(1));
+//! let notification = json!({"jsonrpc": "2.0", "method": "tools/call",
+//!                           "params": {"name": "search", "arguments": {}}});
+//! // Timed out, and nothing to answer.
+//! let bare = layer.layer(hanging()).oneshot(notification.clone()).await.unwrap();
+//! assert_eq!(bare, Value::Null);
+//! let optional = layer.layer(hanging().map_response(Some)).oneshot(notification).await.unwrap();
+//! assert_eq!(optional, None);
+//! # }
+//! ```
+//!
+//!
 //! ```
 //! use mcp_tool_errors::ToolErrorLayer;
 //! use serde_json::{Value, json};

@@ -24,4 +24,5 @@ mod renderer;
 pub use element::{is_rendered, render_error};
 pub(crate) use element::{rerender_body, split_rendered};
 pub(crate) use guard::guarded_len;
+pub(crate) use renderer::cap_count;
 pub use renderer::{ErrorRenderer, Llmxml};

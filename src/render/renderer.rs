@@ -29,6 +29,32 @@ pub trait ErrorRenderer: Clone {
         let _ = text;
         false
     }
+
+    /// Whether the renderer guards the message as llmxml does (see
+    /// [`render_error`]), so that `max_error_bytes` counts the guarded body.
+    /// Only [`Llmxml`] says yes; the parameter keeps it that way.
+    #[doc(hidden)]
+    fn guards_like_llmxml(&self, _: sealed::Llmxml) -> bool {
+        false
+    }
+}
+
+mod sealed {
+    /// A type no other crate can name, so that no other renderer can say it
+    /// guards like [`Llmxml`](super::Llmxml).
+    #[derive(Debug, Clone, Copy)]
+    #[allow(unreachable_pub)]
+    pub struct Llmxml;
+}
+
+/// How `max_error_bytes` counts a message for `renderer`: as the renderer
+/// receives it, which for llmxml is the guarded body it shows.
+pub(crate) fn cap_count<R: ErrorRenderer>(renderer: &R) -> crate::sanitize::Count {
+    if renderer.guards_like_llmxml(sealed::Llmxml) {
+        crate::sanitize::Count::Guarded
+    } else {
+        crate::sanitize::Count::Plain
+    }
 }
 
 impl<F> ErrorRenderer for F
@@ -53,5 +79,9 @@ impl ErrorRenderer for Llmxml {
 
     fn is_rendered(&self, text: &str) -> bool {
         is_rendered(text)
+    }
+
+    fn guards_like_llmxml(&self, _: sealed::Llmxml) -> bool {
+        true
     }
 }

@@ -1,6 +1,6 @@
 //! What the model is allowed to read: credentials scrubbed from error texts
-//! (`redact.rs`), oversized texts cut (`cap.rs`), and panic payloads kept off
-//! stderr (`panic_hook.rs`).
+//! (`redact.rs`, feature `redact`), oversized texts cut (`cap.rs`), and panic
+//! payloads kept off stderr (`panic_hook.rs`).
 //!
 //! All of it is opt-in on [`ToolErrorLayer`](crate::ToolErrorLayer); with every
 //! option off, [`Sanitizer::apply`] hands the text back borrowed, so the default
@@ -8,7 +8,11 @@
 //! built-in redaction, then the user's scrubber, then the cap (cutting first
 //! could split a secret so that no pattern recognises what is left of it).
 //!
+//! The built-in patterns need the cargo feature `redact` (a regex engine);
+//! the user's scrubber and the cap are always there.
+//!
 //! ```
+//! # #[cfg(feature = "redact")] {
 //! use mcp_tool_errors::ToolErrorLayer;
 //! use serde_json::json;
 //! use tower::{Layer, Service, ServiceExt, service_fn};
@@ -34,16 +38,23 @@
 //!     "<error tool=\"fetch\">\nGET https://api.example.com/v1?api_key=[REDACTED] failed: 401\n</error>",
 //! );
 //! # }
+//! # }
 //! ```
 
 mod cap;
 pub(crate) mod panic_hook;
+#[cfg(feature = "redact")]
 mod redact;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
+pub(crate) use cap::Count;
 pub use panic_hook::install_panic_hook;
+
+/// What stands in the place of every secret the built-in patterns find; a cut
+/// never splits it, so that a cut marker is not taken for a secret next time.
+const REDACTED: &str = "[REDACTED]";
 
 /// The user's own scrubber, shared by every clone of the layer.
 pub(crate) type Scrubber = Arc<dyn Fn(&str) -> Cow<'_, str> + Send + Sync>;
@@ -51,6 +62,7 @@ pub(crate) type Scrubber = Arc<dyn Fn(&str) -> Cow<'_, str> + Send + Sync>;
 /// The sanitizing settings of one layer.
 #[derive(Clone, Default)]
 pub(crate) struct Sanitizer {
+    #[cfg(feature = "redact")]
     pub(crate) redact_secrets: bool,
     pub(crate) scrubber: Option<Scrubber>,
     pub(crate) max_error_bytes: Option<usize>,
@@ -71,16 +83,26 @@ pub(crate) struct Tally {
 impl Sanitizer {
     /// Whether any option is on: only then can a text change.
     pub(crate) fn is_active(&self) -> bool {
-        self.redact_secrets || self.scrubber.is_some() || self.max_error_bytes.is_some()
+        self.redacts() || self.scrubber.is_some() || self.max_error_bytes.is_some()
     }
 
-    /// `text` redacted, scrubbed and capped as configured; borrowed when nothing
-    /// changed.
-    pub(crate) fn apply<'t>(&self, text: &'t str, tally: &mut Tally) -> Cow<'t, str> {
+    /// Whether the built-in patterns run.
+    fn redacts(&self) -> bool {
+        #[cfg(feature = "redact")]
+        return self.redact_secrets;
+        #[cfg(not(feature = "redact"))]
+        false
+    }
+
+    /// `text` redacted, scrubbed and capped as configured, the cap counting it
+    /// as `count` says; borrowed when nothing changed.
+    ///
+    /// Runs the user's scrubber: call it where a panic is caught.
+    pub(crate) fn apply<'t>(&self, text: &'t str, count: Count, tally: &mut Tally) -> Cow<'t, str> {
         let scrubbed = self.scrub(text, tally);
         match self.max_error_bytes {
             Some(max) => {
-                let (capped, cut) = cap::cap(scrubbed, max);
+                let (capped, cut) = cap::cap(scrubbed, max, count);
                 tally.bytes_cut += cut;
                 capped
             }
@@ -90,14 +112,10 @@ impl Sanitizer {
 
     /// `text` redacted and scrubbed, but not capped: what the log may show of a
     /// panic payload.
+    ///
+    /// Runs the user's scrubber: call it where a panic is caught.
     pub(crate) fn scrub<'t>(&self, text: &'t str, tally: &mut Tally) -> Cow<'t, str> {
-        let redacted = if self.redact_secrets {
-            let (redacted, count) = redact::redact_secrets(text);
-            tally.redactions += count;
-            redacted
-        } else {
-            Cow::Borrowed(text)
-        };
+        let redacted = self.redact(text, tally);
         let Some(scrubber) = &self.scrubber else {
             return redacted;
         };
@@ -122,12 +140,28 @@ impl Sanitizer {
         }
         scrubbed
     }
+
+    /// `text` with the built-in patterns applied, when they are on.
+    #[cfg(feature = "redact")]
+    fn redact<'t>(&self, text: &'t str, tally: &mut Tally) -> Cow<'t, str> {
+        if !self.redact_secrets {
+            return Cow::Borrowed(text);
+        }
+        let (redacted, count) = redact::redact_secrets(text);
+        tally.redactions += count;
+        redacted
+    }
+
+    #[cfg(not(feature = "redact"))]
+    fn redact<'t>(&self, text: &'t str, _: &mut Tally) -> Cow<'t, str> {
+        Cow::Borrowed(text)
+    }
 }
 
 impl std::fmt::Debug for Sanitizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sanitizer")
-            .field("redact_secrets", &self.redact_secrets)
+            .field("redact_secrets", &self.redacts())
             .field(
                 "scrubber",
                 &self.scrubber.as_ref().map(|_| "Fn(&str) -> Cow<str>"),

@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// For such a panic, one line goes to stderr when the layer answers it, with the
 /// tool and the request id but not the payload; the payload stays in the layer's
-/// `tracing` error event (redacted when
-/// [`redact_secrets`](crate::ToolErrorLayer::redact_secrets) is on). Every other
+/// `tracing` error event (redacted when `redact_secrets` is on, and scrubbed by
+/// [`redact_with`](crate::ToolErrorLayer::redact_with)). Every other
 /// panic, on any thread, goes to the hook that was installed before this call,
 /// unchanged. Call it once at startup, after any hook of your own; later calls do
 /// nothing.

@@ -17,8 +17,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// What stands in the place of every secret found.
-pub(crate) const REDACTED: &str = "[REDACTED]";
+use super::REDACTED;
 
 /// Parameter names whose value is a credential, in a query string, a form body
 /// or a connection string (`name=value`), matched ASCII case-insensitively.

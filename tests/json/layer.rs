@@ -245,3 +245,37 @@ fn every_rewrap_is_logged_at_debug() {
     assert!(log.contains("rewrapped tool error"), "{log}");
     assert!(log.contains("tool=\"lookup_user\""), "{log}");
 }
+
+/// The documented contract of the `Value` path: where the layer answers in
+/// place of the inner service and nothing expects an answer (a notification
+/// whose handler panicked or timed out, a batch of such notifications), the
+/// `Value` it returns is `Value::Null`; over `Option<Value>` it is `None`.
+#[tokio::test(start_paused = true)]
+async fn no_response_is_null_on_the_value_path_and_none_on_the_option_path() {
+    support::quiet_panics::silence_expected_panics();
+    let notification = json!({"jsonrpc": "2.0", "method": "tools/call",
+        "params": {"name": "search", "arguments": {}}});
+    let only_notifications =
+        json!([notification, {"jsonrpc": "2.0", "method": "notifications/initialized"}]);
+    let panicking = || {
+        service_fn(|_: Value| async {
+            panic!("[expected] handler panicked");
+            #[allow(unreachable_code)]
+            Ok::<Value, Infallible>(json!({"never": "sent"}))
+        })
+    };
+    let hanging = || service_fn(|_: Value| std::future::pending::<Result<Value, Infallible>>());
+    let timed = ToolErrorLayer::new().tool_timeout(std::time::Duration::from_secs(1));
+    for request in [notification, only_notifications] {
+        let panicked = ToolErrors::new(panicking()).oneshot(request.clone());
+        assert_eq!(panicked.await.unwrap(), Value::Null, "{request}");
+        let timed_out = timed.layer(hanging()).oneshot(request.clone());
+        assert_eq!(timed_out.await.unwrap(), Value::Null, "{request}");
+        let panicked = ToolErrors::new(panicking().map_response(Some)).oneshot(request.clone());
+        assert_eq!(panicked.await.unwrap(), None, "{request}");
+        let timed_out = timed
+            .layer(hanging().map_response(Some))
+            .oneshot(request.clone());
+        assert_eq!(timed_out.await.unwrap(), None, "{request}");
+    }
+}

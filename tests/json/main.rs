@@ -5,11 +5,15 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cap;
 mod golden;
 mod layer;
 mod leaks;
 mod panics;
 mod properties;
+#[cfg(feature = "redact")]
+mod redact;
+mod render_panics;
 mod sanitize;
 mod tasks;
 mod timeouts;
