@@ -114,8 +114,10 @@
 //! cancelled.`, and the handler's future is dropped. Only `tools/call` is timed.
 //!
 //! **Tasks.** A `tools/call` answered with a task handle is remembered (at most
-//! [`MAX_REMEMBERED_TASKS`]), and the task's `isError` result is rewrapped where
-//! it is delivered (`tasks/get`, and `tasks/result` on the JSON path).
+//! [`ToolErrorLayer::max_remembered_tasks`], 1024 by default), and the task's
+//! `isError` result is rewrapped wherever it is delivered (`tasks/get`, and
+//! `tasks/result` on the JSON path), alike on every delivery, until the task
+//! ends without a result, its TTL passes or newer tasks push it out.
 //!
 //! **Sanitizing** (opt-in, [`ToolErrorLayer::redact_secrets`],
 //! [`ToolErrorLayer::redact_with`], [`ToolErrorLayer::max_error_bytes`],
@@ -160,7 +162,6 @@ pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
-pub use tasks::MAX_REMEMBERED_TASKS;
 
 // The README's examples use rmcp and tower-mcp, so they are compiled and run with
 // both features on, as the test command (`cargo test --all-features`) does.
