@@ -12,6 +12,9 @@
 //!   of 16 MiB with `max_error_bytes(4096)`, each next to the same rewrap with
 //!   no option; `tools_call/layered_sanitizing` is the success path with every
 //!   option on.
+//! - `batch_reversed`: a batch of 8,000 `tools/call` that succeed, answered in
+//!   the reverse order, parsed, dispatched and serialized through the bare
+//!   server and the layered one: the cost of matching each answer to its call.
 //! - `tools_call_filtered`, `tools_call_traced`: the `tools_call` round trip under
 //!   a subscriber that filters the request span out (level `WARN`), and under a
 //!   `tracing-opentelemetry` pipeline that records and exports it (to an exporter
@@ -58,6 +61,7 @@ fn main() {
     let estimates = Estimates::since_now();
     let mut criterion = support::criterion();
     round_trips(&mut criterion);
+    batch_reversed(&mut criterion);
     rewrap(&mut criterion);
     caught_panic(&mut criterion);
     sanitize(&mut criterion);
@@ -85,6 +89,19 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                     tracing::dispatcher::with_default(&dispatch, || {
                         drop(black_box(round_trip(&mut layered, black_box(TOOLS_CALL))))
                     })
+                })),
+                _ => None,
+            };
+        }
+        "batch_reversed" => {
+            let request = reversed_batch_request();
+            let (mut bare, mut layered) = (ReversingServer, ToolErrors::new(ReversingServer));
+            return match bench {
+                "bare" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut bare, black_box(&request))))
+                })),
+                "layered" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut layered, black_box(&request))))
                 })),
                 _ => None,
             };
@@ -224,6 +241,68 @@ fn round_trips(c: &mut Criterion) {
             })
         });
         group.finish();
+    }
+}
+
+/// How many `tools/call` the `batch_reversed` batch holds.
+const REVERSED_BATCH_CALLS: u64 = 8_000;
+
+fn batch_reversed(c: &mut Criterion) {
+    let request = reversed_batch_request();
+    let mut group = c.benchmark_group("batch_reversed");
+    let mut bare = ReversingServer;
+    let mut layered = ToolErrors::new(ReversingServer);
+    assert_eq!(
+        round_trip(&mut bare, &request),
+        round_trip(&mut layered, &request)
+    );
+    group.bench_function("bare", |b| {
+        b.iter(|| round_trip(&mut bare, black_box(&request)))
+    });
+    group.bench_function("layered", |b| {
+        b.iter(|| round_trip(&mut layered, black_box(&request)))
+    });
+    group.finish();
+}
+
+/// A batch of `REVERSED_BATCH_CALLS` `tools/call`, each with an id of its own.
+fn reversed_batch_request() -> Vec<u8> {
+    let call: Value = serde_json::from_slice(TOOLS_CALL).expect("the request is JSON");
+    let batch: Vec<Value> = (0..REVERSED_BATCH_CALLS)
+        .map(|id| {
+            let mut call = call.clone();
+            call["id"] = Value::from(id);
+            call
+        })
+        .collect();
+    serde_json::to_vec(&batch).expect("a Value always serializes")
+}
+
+/// [`Server`] over a batch: answers each request of it, in the reverse order.
+#[derive(Clone, Copy)]
+struct ReversingServer;
+
+impl Service<Value> for ReversingServer {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Value) -> Self::Future {
+        let Value::Array(batch) = request else {
+            return Server.call(request);
+        };
+        let answers = batch
+            .into_iter()
+            .rev()
+            .map(|request| match Server.call(request).into_inner() {
+                Ok(answer) => answer,
+            })
+            .collect();
+        ready(Ok(Value::Array(answers)))
     }
 }
 
@@ -607,6 +686,18 @@ fn summarize(estimates: &Estimates) {
             "",
         );
     }
+    summary.row(
+        "batch_reversed (8,000 tools/call answered in reverse): layered / bare, criterion medians",
+        estimates.ratio("batch_reversed", "layered", "bare"),
+        support::ratio,
+        "≤ 1.5",
+    );
+    summary.row(
+        "batch_reversed (8,000 tools/call answered in reverse): layered / bare, paired",
+        paired(estimates, "batch_reversed", "bare", "layered"),
+        support::ratio,
+        "≤ 1.5",
+    );
     for size in REWRAP_SIZES {
         let render = estimates.median_ns("rewrap", &format!("render_error/{size}"));
         let clone = estimates.median_ns("rewrap", &format!("string_clone/{size}"));

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod batches;
 mod golden;
 mod layer;
 mod leaks;
