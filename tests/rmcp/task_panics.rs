@@ -54,11 +54,9 @@ struct Crashed {
     received: String,
 }
 
-/// Calls `crash` as a task through `layer`, polls until the task has ended,
-/// then asks for it once more. The task
-/// must have ended within a second of the call, on the paused clock (which
-/// moves only as the server's and the client's timers ask), not at its TTL.
-async fn crash_as_task(layer: ToolErrorLayer) -> Crashed {
+/// The crash server behind `layer`, served over a duplex, and a client of it
+/// that declared the tasks extension.
+async fn serve_crash_tools(layer: ToolErrorLayer) -> (LineClient, tokio::task::JoinHandle<()>) {
     silence_expected_panics();
     let server = TaskServer::new(TaskServer::crash_tools());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
@@ -67,14 +65,28 @@ async fn crash_as_task(layer: ToolErrorLayer) -> Crashed {
         let _ = running.expect("the server starts").waiting().await;
     });
     let (reader, writer) = tokio::io::split(client_io);
-    let mut client = LineClient::initialized_with(reader, writer, tasks_client_2025_11_25()).await;
-    let called = tokio::time::Instant::now();
-    let handle = client.call_tool(1, "crash").await;
+    let client = LineClient::initialized_with(reader, writer, tasks_client_2025_11_25()).await;
+    (client, serving)
+}
+
+/// Calls `crash` as a task (request id `id`): the task's id.
+async fn start_crash(client: &mut LineClient, id: u64) -> String {
+    let handle = client.call_tool(id, "crash").await;
     assert_eq!(handle["result"]["status"], "working", "{handle}");
-    let task_id = handle["result"]["taskId"]
+    handle["result"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("a task handle: {handle}"))
-        .to_owned();
+        .to_owned()
+}
+
+/// Calls `crash` as a task through `layer`, polls until the task has ended,
+/// then asks for it once more. The task
+/// must have ended within a second of the call, on the paused clock (which
+/// moves only as the server's and the client's timers ask), not at its TTL.
+async fn crash_as_task(layer: ToolErrorLayer) -> Crashed {
+    let (mut client, serving) = serve_crash_tools(layer).await;
+    let called = tokio::time::Instant::now();
+    let task_id = start_crash(&mut client, 1).await;
     let done = client.poll_task(2, &task_id, POLL).await;
     let took = called.elapsed();
     assert!(
@@ -180,4 +192,36 @@ async fn with_redact_secrets_no_log_event_holds_the_task_panic_payload_unredacte
     let logged = payload_lines(&log);
     assert_eq!(logged.len(), 1, "{logged:#?}");
     assert!(logged[0].contains("token=[REDACTED]"), "{}", logged[0]);
+}
+
+/// A panicked task pushed out of the layer's memory before its result was
+/// delivered: the layer logs its payload then, once and redacted, since no
+/// delivery will.
+#[tokio::test(start_paused = true)]
+async fn a_panicked_task_forgotten_undelivered_is_logged_once_redacted() {
+    let log = CapturedLog::start();
+    let layer = ToolErrorLayer::new()
+        .redact_secrets(true)
+        .max_remembered_tasks(1);
+    let (mut client, serving) = serve_crash_tools(layer).await;
+    let first = start_crash(&mut client, 1).await;
+    // Past the operation's 250 ms: its panic has been caught.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(payload_lines(&log).is_empty(), "{:#?}", payload_lines(&log));
+    let second = start_crash(&mut client, 2).await;
+    serving.abort();
+
+    let logged = payload_lines(&log);
+    assert_eq!(logged.len(), 1, "{logged:#?}");
+    assert!(logged[0].contains("ERROR"), "{}", logged[0]);
+    assert!(logged[0].contains(&first), "{}", logged[0]);
+    assert!(!logged[0].contains(&second), "{}", logged[0]);
+    assert!(logged[0].contains("never delivered"), "{}", logged[0]);
+    assert!(logged[0].contains("token=[REDACTED]"), "{}", logged[0]);
+    let leaked: Vec<String> = log
+        .lines()
+        .into_iter()
+        .filter(|line| line.contains(SECRET))
+        .collect();
+    assert!(leaked.is_empty(), "{leaked:#?}");
 }
