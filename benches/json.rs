@@ -12,6 +12,9 @@
 //!   of 16 MiB with `max_error_bytes(4096)`, each next to the same rewrap with
 //!   no option; `tools_call/layered_sanitizing` is the success path with every
 //!   option on.
+//! - `batch_reversed`: a batch of 8,000 `tools/call` that succeed, answered in
+//!   the reverse order, parsed, dispatched and serialized through the bare
+//!   server and the layered one: the cost of matching each answer to its call.
 //! - `tools_call_filtered`, `tools_call_traced`: the `tools_call` round trip under
 //!   a subscriber that filters the request span out (level `WARN`), and under a
 //!   `tracing-opentelemetry` pipeline that records and exports it (to an exporter
@@ -58,6 +61,7 @@ fn main() {
     let estimates = Estimates::since_now();
     let mut criterion = support::criterion();
     round_trips(&mut criterion);
+    batch_reversed(&mut criterion);
     rewrap(&mut criterion);
     caught_panic(&mut criterion);
     sanitize(&mut criterion);
@@ -85,6 +89,19 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                     tracing::dispatcher::with_default(&dispatch, || {
                         drop(black_box(round_trip(&mut layered, black_box(TOOLS_CALL))))
                     })
+                })),
+                _ => None,
+            };
+        }
+        "batch_reversed" => {
+            let request = reversed_batch_request();
+            let (mut bare, mut layered) = (Server, ToolErrors::new(Server));
+            return match bench {
+                "bare" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut bare, black_box(&request))))
+                })),
+                "layered" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut layered, black_box(&request))))
                 })),
                 _ => None,
             };
@@ -230,6 +247,40 @@ fn round_trips(c: &mut Criterion) {
     }
 }
 
+/// How many `tools/call` the `batch_reversed` batch holds.
+const REVERSED_BATCH_CALLS: u64 = 8_000;
+
+fn batch_reversed(c: &mut Criterion) {
+    let request = reversed_batch_request();
+    let mut group = c.benchmark_group("batch_reversed");
+    let mut bare = Server;
+    let mut layered = ToolErrors::new(Server);
+    assert_eq!(
+        round_trip(&mut bare, &request),
+        round_trip(&mut layered, &request)
+    );
+    group.bench_function("bare", |b| {
+        b.iter(|| round_trip(&mut bare, black_box(&request)))
+    });
+    group.bench_function("layered", |b| {
+        b.iter(|| round_trip(&mut layered, black_box(&request)))
+    });
+    group.finish();
+}
+
+/// A batch of `REVERSED_BATCH_CALLS` `tools/call`, each with an id of its own.
+fn reversed_batch_request() -> Vec<u8> {
+    let call: Value = serde_json::from_slice(TOOLS_CALL).expect("the request is JSON");
+    let batch: Vec<Value> = (0..REVERSED_BATCH_CALLS)
+        .map(|id| {
+            let mut call = call.clone();
+            call["id"] = Value::from(id);
+            call
+        })
+        .collect();
+    serde_json::to_vec(&batch).expect("a Value always serializes")
+}
+
 /// The subscriber the `tools_call_*` group runs under.
 fn subscriber(group: &str) -> Option<Dispatch> {
     match group {
@@ -281,7 +332,9 @@ where
     serde_json::to_vec(&response).expect("a Value always serializes")
 }
 
-/// A small MCP server over `Value`s: lists three tools and answers calls to them.
+/// A small MCP server over `Value`s: lists three tools and answers calls to
+/// them; answers the requests of a batch in the reverse order, as a server that
+/// answers each as soon as it is done may.
 #[derive(Clone, Copy)]
 struct Server;
 
@@ -295,6 +348,16 @@ impl Service<Value> for Server {
     }
 
     fn call(&mut self, request: Value) -> Self::Future {
+        if let Value::Array(batch) = request {
+            let answers = batch
+                .into_iter()
+                .rev()
+                .map(|request| match self.call(request).into_inner() {
+                    Ok(answer) => answer,
+                })
+                .collect();
+            return ready(Ok(Value::Array(answers)));
+        }
         let result = match request["method"].as_str() {
             Some("tools/list") => list_tools(),
             Some("tools/call") => call_tool(&request["params"]),
@@ -595,6 +658,7 @@ fn summarize(estimates: &Estimates) {
     for (group, target) in [
         ("tools_call_filtered", "≤ 1.05"),
         ("tools_call_traced", "report"),
+        ("batch_reversed", "≤ 1.5"),
     ] {
         summary.row(
             &format!("{group}: layered / bare, criterion medians"),

@@ -161,6 +161,31 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Remembers at most `max` task-augmented calls (default 1024); past it,
+    /// a new task pushes out the oldest, whose result then reaches the client
+    /// as the tool made it.
+    ///
+    /// A remembered task's result is rewrapped on every delivery (`tasks/get`
+    /// retried, `tasks/result` after `tasks/get`) until the task is forgotten:
+    /// when it fails or is cancelled, once its time to live (`ttlMs`) has
+    /// passed, or when newer tasks push it out. The bound matters for clients
+    /// that create tasks faster than their TTLs expire. `0` remembers none, so
+    /// no task result is rewrapped.
+    ///
+    /// This gives the layer a new, empty memory: call it before cloning the
+    /// layer, so that every clone shares it.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let layer = ToolErrorLayer::new().max_remembered_tasks(16 * 1024);
+    /// # let _ = layer;
+    /// ```
+    pub fn max_remembered_tasks(mut self, max: usize) -> Self {
+        self.tasks = TaskMemory::bounded(max);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     ///
     /// A renderer that panics does not take the request down: the `tools/call`

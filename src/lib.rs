@@ -185,8 +185,10 @@
 //! cancelled.`, and the handler's future is dropped. Only `tools/call` is timed.
 //!
 //! **Tasks.** A `tools/call` answered with a task handle is remembered (at most
-//! [`MAX_REMEMBERED_TASKS`]), and the task's `isError` result is rewrapped where
-//! it is delivered (`tasks/get`, and `tasks/result` on the JSON path).
+//! [`ToolErrorLayer::max_remembered_tasks`], 1024 by default), and the task's
+//! `isError` result is rewrapped wherever it is delivered (`tasks/get`, and
+//! `tasks/result` on the JSON path), alike on every delivery, until the task
+//! ends without a result, its TTL passes or newer tasks push it out.
 //!
 //! **Sanitizing** (opt-in, `ToolErrorLayer::redact_secrets` with the feature
 //! `redact`,
@@ -243,7 +245,6 @@ pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
-pub use tasks::MAX_REMEMBERED_TASKS;
 
 // The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are
 // compiled and run with those features on, as the test command

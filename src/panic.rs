@@ -132,14 +132,48 @@ impl CaughtPanic {
         }
     }
 
-    /// Logs the panic of the operation of task `task_id`, when it is caught.
-    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
-    pub(crate) fn log_in_task(&self, task_id: &str) {
+    /// Logs the panic of the operation of task `task_id` (of `tool`, when the
+    /// layer remembers it), which the layer forgets without having delivered its
+    /// result: no delivery will log it.
+    pub(crate) fn log_undelivered_task<R>(
+        &self,
+        task_id: &str,
+        tool: Option<&str>,
+        config: &Config<R>,
+    ) {
+        tracing::error!(
+            tool,
+            task_id,
+            payload = &*self.logged_payload(config),
+            "task operation panicked; its result was never delivered"
+        );
+        self.report_withheld(format_args!("the operation of task {task_id:?}"));
+    }
+
+    /// Logs, without its payload, the panic of the operation of task `task_id`
+    /// that no layer delivered or forgot before it was dropped: no layer's
+    /// redaction settings reach it.
+    pub(crate) fn log_unclaimed_task(&self, task_id: &str) {
         tracing::error!(
             task_id,
-            payload = self.payload_text(),
-            "task operation panicked; the task completes with an error"
+            "task operation panicked and no layer delivered its result; \
+             the payload is dropped unlogged"
         );
+        self.report_withheld(format_args!("the operation of task {task_id:?}"));
+    }
+
+    /// Logs, without its payload, a panic raised while dropping the future of
+    /// the operation of task `task_id`: no layer's redaction settings reach it.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn log_dropped_in_task(&self, task_id: &str) {
+        tracing::error!(
+            task_id,
+            "the future of a task operation panicked while being dropped; \
+             the payload is not logged"
+        );
+        self.report_withheld(format_args!(
+            "the future of the operation of task {task_id:?}, while being dropped,"
+        ));
     }
 
     /// Logs a panic of the renderer or the user's scrubber while it rendered an

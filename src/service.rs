@@ -90,8 +90,8 @@ impl<S, R> ToolErrors<S, R> {
 
     /// How many task ids this service remembers now (a memory shared by its
     /// clones and by every service of the layer that built it): tasks created
-    /// by a `tools/call` whose result has not been delivered yet, at most
-    /// [`MAX_REMEMBERED_TASKS`](crate::MAX_REMEMBERED_TASKS).
+    /// by a `tools/call` and not forgotten yet, at most
+    /// [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks).
     pub fn remembered_tasks(&self) -> usize {
         self.tasks.len()
     }

@@ -18,6 +18,14 @@ const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 ///
 /// For a single request with an integer id (or a string id up to 24 bytes) and a
 /// tool name up to 24 bytes, nothing is allocated.
+///
+/// In a batch, each answer is matched to a request by its id, whatever order the
+/// answers come in, through an index of the batch's ids built once per batch
+/// that holds a `tools/call`, so matching is linear in the batch's length. Ids
+/// match when they are the same JSON value of the same type (`1` is neither
+/// `"1"` nor `1.0`). An id that several requests of a batch share belongs to the
+/// first of them: every answer with that id is read as that request's answer
+/// (rewrapped with its tool when it is a `tools/call`, left alone otherwise).
 #[derive(Debug, Clone)]
 pub struct JsonPending {
     pub(super) shape: Shape,

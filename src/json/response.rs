@@ -1,11 +1,15 @@
 //! Finding tool results in a JSON-RPC response, and answering in place of the
 //! inner service (after a panic or a timeout).
 
-use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde_json::{Map, Number, Value};
 
 use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
+use crate::exchange::request_id::RequestId;
 use crate::exchange::{
     INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall,
 };
@@ -24,17 +28,9 @@ impl<E> Pending<Value, E> for JsonPending {
                 if calls.iter().flatten().all(|call| call.tool.is_none()) {
                     return;
                 }
+                let calls = CallsById::index(calls);
                 for answer in answers {
-                    let call = answer
-                        .as_object()
-                        .and_then(|answer| field(answer, "id"))
-                        .and_then(|id| {
-                            calls
-                                .iter()
-                                .flatten()
-                                .find(|call| call.id.as_ref().is_some_and(|own| own.matches(id)))
-                        });
-                    if let Some(call) = call {
+                    if let Some(call) = calls.answered_by(answer) {
                         visit_answer(call, answer, &mut visit);
                     }
                 }
@@ -363,4 +359,118 @@ fn internal_error(message: String) -> Value {
     error.insert("code".to_owned(), Value::from(INTERNAL_ERROR));
     error.insert("message".to_owned(), Value::String(message));
     Value::Object(error)
+}
+
+/// The requests of a batch by id, to match each answer of the batch to its
+/// request in constant time: built once per batch, so that matching a batch is
+/// linear in its length whatever the order of the answers.
+///
+/// An id that several requests of the batch carry belongs to the first of
+/// them: every answer with that id is matched to it.
+struct CallsById<'a> {
+    first_with_id: HashMap<IdKey<'a>, &'a JsonCall>,
+}
+
+impl<'a> CallsById<'a> {
+    fn index(calls: &'a [Option<JsonCall>]) -> Self {
+        let mut first_with_id = HashMap::with_capacity(calls.len());
+        for call in calls.iter().flatten() {
+            if let Some(id) = &call.id {
+                first_with_id.entry(IdKey::of_request(id)).or_insert(call);
+            }
+        }
+        Self { first_with_id }
+    }
+
+    /// The request `answer` answers, if its id is one of the batch's.
+    fn answered_by(&self, answer: &Value) -> Option<&'a JsonCall> {
+        let id = field(answer.as_object()?, "id")?;
+        self.first_with_id.get(&IdKey::of_answer(id)).copied()
+    }
+}
+
+/// A request id as a key: equal exactly when [`RequestId::matches`] says the
+/// ids are the same (same JSON type, equal values).
+#[derive(Debug, Clone, Copy)]
+enum IdKey<'a> {
+    Number(&'a Number),
+    String(&'a str),
+    Null,
+    /// Not a valid JSON-RPC id (an object, an array, a boolean).
+    Other(&'a Value),
+}
+
+impl<'a> IdKey<'a> {
+    fn of_request(id: &'a RequestId) -> Self {
+        match id {
+            RequestId::Number(n) => Self::Number(n),
+            RequestId::String(s) => Self::String(s),
+            RequestId::Null => Self::Null,
+            RequestId::Other(value) => Self::Other(value),
+        }
+    }
+
+    fn of_answer(id: &'a Value) -> Self {
+        match id {
+            Value::Number(n) => Self::Number(n),
+            Value::String(s) => Self::String(s),
+            Value::Null => Self::Null,
+            other => Self::Other(other),
+        }
+    }
+}
+
+impl PartialEq for IdKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Number(a), Self::Number(b)) => a == b,
+            (Self::String(a), Self::String(b)) => a == b,
+            (Self::Null, Self::Null) => true,
+            (Self::Other(a), Self::Other(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+// JSON numbers are finite, so value equality is an equivalence.
+impl Eq for IdKey<'_> {}
+
+impl Hash for IdKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Self::Number(n) => (0u8, n).hash(state),
+            Self::String(s) => (1u8, s).hash(state),
+            Self::Null => 2u8.hash(state),
+            Self::Other(value) => {
+                3u8.hash(state);
+                hash_value(value, state);
+            }
+        }
+    }
+}
+
+/// Hashes `value` consistently with its equality: an object's members in any
+/// order hash alike, as objects with the same members are equal.
+fn hash_value<H: Hasher>(value: &Value, state: &mut H) {
+    match value {
+        Value::Null => 0u8.hash(state),
+        Value::Bool(b) => (1u8, b).hash(state),
+        Value::Number(n) => (2u8, n).hash(state),
+        Value::String(s) => (3u8, s).hash(state),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(state);
+            for item in items {
+                hash_value(item, state);
+            }
+        }
+        Value::Object(members) => {
+            let unordered = members.iter().fold(0u64, |sum, (key, value)| {
+                let mut member = DefaultHasher::new();
+                key.hash(&mut member);
+                hash_value(value, &mut member);
+                sum.wrapping_add(member.finish())
+            });
+            (5u8, members.len(), unordered).hash(state);
+        }
+    }
 }

@@ -84,7 +84,8 @@
 //!
 //! A tool that answers with a task handle (`CallToolResponse::Task`) delivers
 //! its result in `tasks/get`, which [`LayeredHandler`] also sends through the
-//! stack: an `isError` result of a completed task is rewrapped there. Wrap the
+//! stack: an `isError` result of a completed task is rewrapped there, on every
+//! `tasks/get` that delivers it, until the layer forgets the task. Wrap the
 //! operation given to rmcp's `TaskManager::spawn` in [`catch_task_panics`], so
 //! that a panic completes the task with the direct call's answer instead of
 //! leaving it `working`.

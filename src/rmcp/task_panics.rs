@@ -20,9 +20,13 @@ use crate::tasks::panics::{self, PANICKED_TASK_TEXT};
 /// `isError` result; the [`LayeredHandler`](super::LayeredHandler) turns that
 /// result, on its way out through `tasks/get`, into the very answer a panicking
 /// direct call gets (redacted by default, with the payload under
-/// `expose_panic_messages(true)`). The payload is logged with the task id and is
+/// `expose_panic_messages(true)`), on every delivery alike. The payload is
 /// never stored in the task, so nothing of it leaks even to a client that reads
-/// the task some other way.
+/// the task some other way. It is logged once, by the layer (so redacted under
+/// [`redact_secrets`](crate::ToolErrorLayer::redact_secrets)), with the task id:
+/// when it first delivers the task's result, or when it forgets a task whose
+/// result it never delivered. Nothing of it is logged where it is caught, since
+/// no layer's settings are known there.
 ///
 /// ```
 /// use mcp_tool_errors::rmcp::catch_task_panics;
@@ -63,7 +67,7 @@ where
             .await;
             // A future that panicked may panic again when dropped.
             if let Err(panic) = panic::catch(move || drop(future)) {
-                panic.log_in_task(&task_id);
+                panic.log_dropped_in_task(&task_id);
             }
             match outcome {
                 Ok(result) => result,
@@ -74,9 +78,8 @@ where
 }
 
 /// The result a task completes with when its operation panicked: the payload
-/// goes to the log and to the layer, never into the task.
+/// goes to the layer, which logs it, never into the task.
 fn completed_after_panic(task_id: &str, panic: CaughtPanic) -> Result<CallToolResult, TaskExit> {
-    panic.log_in_task(task_id);
     panics::record(task_id, panic);
     Ok(CallToolResult::error(vec![ContentBlock::text(
         PANICKED_TASK_TEXT,

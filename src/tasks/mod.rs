@@ -4,11 +4,11 @@
 //!
 //! The layer remembers which tool each task belongs to ([`TaskMemory`]), so that
 //! the task's result is rewrapped where it reaches the client, exactly as the
-//! result of a direct call. A task operation that panicked leaves its caught
-//! panic in [`panics`], where the layer finds it to answer as for a direct call.
+//! result of a direct call, and alike on every delivery until the task is
+//! forgotten. A task operation that panicked leaves its caught panic in
+//! [`panics`], where the layer finds it to answer as for a direct call.
 
 mod memory;
 pub(crate) mod panics;
 
-pub use memory::MAX_REMEMBERED_TASKS;
 pub(crate) use memory::{Delivered, TaskMemory};

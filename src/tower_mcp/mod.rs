@@ -27,9 +27,11 @@
 //! The task's result reaches the client in the answer to a `tasks/get` of a
 //! `completed` task (`GetTaskInfo`, whose `result` is a `CallToolResult`, or
 //! `FinalGetTask`, whose result is a JSON object): an `isError` result there is
-//! rewrapped exactly as the result of a direct call, once, and the task is then
-//! forgotten. A task that `failed` or was `cancelled`, or a `tasks/get` answered
-//! with a JSON-RPC error, is forgotten and its answer left as it is.
+//! rewrapped exactly as the result of a direct call, on every delivery alike,
+//! until the task is forgotten (its time to live passed, or newer tasks pushed
+//! it out past [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks)).
+//! A task that `failed` or was `cancelled`, or a `tasks/get` answered with a
+//! JSON-RPC error, is forgotten and its answer left as it is.
 //!
 //! What is not covered: a task handler that panics. tower-mcp runs it on a
 //! tokio task of its own, where no layer can see it; without a catch of

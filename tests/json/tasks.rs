@@ -1,13 +1,15 @@
 //! Task-augmented tool calls on the JSON path: a `tools/call` answered with a
 //! task handle is remembered with its tool, and the task's result is rewrapped
 //! where it comes back (`tasks/get` in 2026-07-28, `tasks/result` in 2025-11-25);
-//! the handle itself and everything else about tasks pass through untouched;
-//! the memory is bounded.
+//! every delivery of a remembered task's result is rewrapped alike, until the
+//! task is forgotten (its TTL passed, or it was pushed out by newer tasks); the
+//! handle itself and everything else about tasks pass through untouched; the
+//! memory is bounded by `max_remembered_tasks`.
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
 
-use mcp_tool_errors::{MAX_REMEMBERED_TASKS, ToolErrorLayer, ToolErrors, render_error};
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
@@ -88,15 +90,35 @@ async fn the_task_handle_is_untouched_and_the_result_in_tasks_get_is_rewrapped()
         render_error("export", "disk full")
     );
     assert_eq!(got["result"]["status"], "completed");
-    assert_eq!(service.remembered_tasks(), 0, "forgotten once delivered");
 
-    // A second poll, and a task the layer never saw, pass through as they are.
-    for task in ["t-1", "never-created"] {
-        let again = send(&mut service, get_task(3, task)).await;
-        assert_eq!(again, send(&mut bare, get_task(3, task)).await);
-    }
+    // A task the layer never saw passes through as it is.
+    let unknown = send(&mut service, get_task(3, "never-created")).await;
+    assert_eq!(unknown, send(&mut bare, get_task(3, "never-created")).await);
 }
 
+/// A client retries `tasks/get` (its answer was lost), or polls with
+/// `tasks/get` and then fetches with `tasks/result`: each delivery is the first
+/// one, byte for byte, and the task stays remembered.
+#[tokio::test]
+async fn every_delivery_of_a_remembered_result_is_rewrapped_identically() {
+    let mut service = ToolErrors::new(task_server());
+    send(&mut service, call_as_task(1, "export", "t-again")).await;
+    let first = send(&mut service, get_task(2, "t-again")).await;
+    assert_eq!(
+        first["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
+    for _ in 0..3 {
+        assert_eq!(send(&mut service, get_task(2, "t-again")).await, first);
+    }
+    let fetched = send(
+        &mut service,
+        request(3, "tasks/result", json!({"taskId": "t-again"})),
+    )
+    .await;
+    assert_eq!(fetched["result"], first["result"]["result"]);
+    assert_eq!(service.remembered_tasks(), 1, "remembered after delivery");
+}
 #[tokio::test]
 async fn the_whole_tasks_result_answer_is_rewrapped_in_2025_11_25() {
     let mut bare = task_server();
@@ -119,7 +141,12 @@ async fn the_whole_tasks_result_answer_is_rewrapped_in_2025_11_25() {
         result["result"]["content"][0]["text"],
         render_error("export", "disk full")
     );
-    assert_eq!(service.remembered_tasks(), 0);
+    let again = send(
+        &mut service,
+        request(2, "tasks/result", json!({"taskId": "t-2"})),
+    )
+    .await;
+    assert_eq!(again, result, "a second tasks/result is rewrapped alike");
 }
 
 #[tokio::test]
@@ -160,31 +187,98 @@ async fn clones_share_what_they_remember() {
     );
 }
 
+/// The bound a layer has unless `max_remembered_tasks` says otherwise, as
+/// documented on that method.
+const DEFAULT_MAX_REMEMBERED_TASKS: usize = 1024;
+
+/// The worst client: ten times as many tasks as the bound, none ever polled.
+/// The memory holds at the bound after every call, and keeps the newest.
 #[tokio::test]
 async fn memory_stays_bounded_when_tasks_are_never_polled() {
-    let mut service = ToolErrors::new(task_server());
-    let created = 10 * MAX_REMEMBERED_TASKS;
-    for n in 0..created {
-        send(
-            &mut service,
-            call_as_task(n as u64, "export", &format!("t-{n}")),
-        )
-        .await;
-        assert!(service.remembered_tasks() <= MAX_REMEMBERED_TASKS);
-    }
-    assert_eq!(service.remembered_tasks(), MAX_REMEMBERED_TASKS);
+    for (layer, bound) in [
+        (ToolErrorLayer::new(), DEFAULT_MAX_REMEMBERED_TASKS),
+        (ToolErrorLayer::new().max_remembered_tasks(3), 3),
+        (ToolErrorLayer::new().max_remembered_tasks(5000), 5000),
+    ] {
+        let mut service = layer.layer(task_server());
+        let created = 10 * bound;
+        for n in 0..created {
+            send(
+                &mut service,
+                call_as_task(n as u64, "export", &format!("t-{n}")),
+            )
+            .await;
+            assert!(service.remembered_tasks() <= bound);
+        }
+        assert_eq!(service.remembered_tasks(), bound);
 
-    // The newest are the ones kept: the last task is still rewrapped, the first is not.
-    let newest = format!("t-{}", created - 1);
-    let got = send(&mut service, get_task(1, &newest)).await;
-    assert_eq!(
-        got["result"]["result"]["content"][0]["text"],
-        render_error("export", "disk full")
-    );
-    let oldest = send(&mut service, get_task(2, "t-0")).await;
+        // The newest are the ones kept: the last task is still rewrapped, the
+        // first is not, nor the last one pushed out.
+        for kept in [created - bound, created - 1] {
+            let got = send(&mut service, get_task(1, &format!("t-{kept}"))).await;
+            assert_eq!(
+                got["result"]["result"]["content"][0]["text"],
+                render_error("export", "disk full")
+            );
+        }
+        for forgotten in [0, created - bound - 1] {
+            let got = send(&mut service, get_task(2, &format!("t-{forgotten}"))).await;
+            assert_eq!(got["result"]["result"]["content"][0]["text"], "disk full");
+        }
+    }
+}
+
+/// With room for two tasks, the third pushes out the oldest: its result then
+/// passes as the tool made it, on every delivery, while the other two are
+/// rewrapped on every delivery.
+#[tokio::test]
+async fn with_max_remembered_tasks_2_the_third_task_evicts_the_oldest() {
+    let mut service = ToolErrorLayer::new()
+        .max_remembered_tasks(2)
+        .layer(task_server());
+    for (n, task) in ["t-a", "t-b", "t-c"].into_iter().enumerate() {
+        send(&mut service, call_as_task(n as u64, "export", task)).await;
+    }
+    assert_eq!(service.remembered_tasks(), 2);
+    for _ in 0..2 {
+        let oldest = send(&mut service, get_task(10, "t-a")).await;
+        assert_eq!(
+            oldest["result"]["result"]["content"][0]["text"],
+            "disk full"
+        );
+        for kept in ["t-b", "t-c"] {
+            let got = send(&mut service, get_task(11, kept)).await;
+            assert_eq!(
+                got["result"]["result"]["content"][0]["text"],
+                render_error("export", "disk full"),
+                "{kept}"
+            );
+        }
+    }
+}
+
+/// Redelivered results keep their tasks: they are pushed out in the order
+/// they were created, never by being read.
+#[tokio::test]
+async fn reading_a_task_does_not_push_it_out_or_keep_it_longer() {
+    let mut service = ToolErrorLayer::new()
+        .max_remembered_tasks(2)
+        .layer(task_server());
+    send(&mut service, call_as_task(1, "export", "t-x")).await;
+    send(&mut service, call_as_task(2, "export", "t-y")).await;
+    for _ in 0..3 {
+        send(&mut service, get_task(3, "t-x")).await;
+    }
+    send(&mut service, call_as_task(4, "export", "t-z")).await;
+    let oldest = send(&mut service, get_task(5, "t-x")).await;
     assert_eq!(
         oldest["result"]["result"]["content"][0]["text"],
         "disk full"
+    );
+    let kept = send(&mut service, get_task(6, "t-y")).await;
+    assert_eq!(
+        kept["result"]["result"]["content"][0]["text"],
+        render_error("export", "disk full")
     );
 }
 
@@ -203,7 +297,7 @@ async fn other_task_methods_pass_through_untouched() {
     assert_eq!(
         service.remembered_tasks(),
         1,
-        "only a delivered result forgets"
+        "only a task that ended, its TTL or newer tasks forget it"
     );
 }
 
@@ -223,7 +317,11 @@ async fn every_service_of_one_layer_and_its_clones_shares_the_memory_of_tasks() 
         got["result"]["result"]["content"][0]["text"],
         render_error("export", "disk full")
     );
-    assert_eq!(first_session.remembered_tasks(), 0, "forgotten for both");
+    let again = send(&mut first_session, get_task(3, "t-shared")).await;
+    assert_eq!(
+        again["result"], got["result"],
+        "delivered alike through either session"
+    );
 }
 
 #[tokio::test]

@@ -34,6 +34,10 @@ const NOT_EXPRESSIBLE: &[(&str, NotCarried)] = &[
     ("panic-notification-no-response", NotCarried::Notification),
     ("task-get-result-rewrapped", NotCarried::Sequence),
     ("task-result-rewrapped-2025-11-25", NotCarried::Sequence),
+    (
+        "task-result-delivered-twice-2025-11-25",
+        NotCarried::Sequence,
+    ),
     ("task-failed-untouched", NotCarried::Sequence),
 ];
 
