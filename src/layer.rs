@@ -127,8 +127,9 @@ impl<R> ToolErrorLayer<R> {
     /// Cuts every error text to at most `max_bytes` bytes before it is rendered,
     /// followed by ` … [truncated N bytes]` (`N`: the bytes removed).
     ///
-    /// The limit counts the kept message, before guarding and without the
-    /// suffix; the cut falls on a character boundary and never splits a guard.
+    /// The limit counts the kept message as the rendered body shows it, after
+    /// guarding (the `<` of an `<error` or `</error` tag counts the 4 bytes of
+    /// `&lt;`), and without the suffix; the cut falls on a character boundary and never splits a guard.
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;
@@ -141,6 +142,23 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Records `transport` as `network.transport` on every request span: the
+    /// transport the served MCP session runs over, by the conventions `pipe` for
+    /// stdio and `tcp` (or `quic`) for HTTP. Not recorded by default: a layer
+    /// does not know what carries its messages.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// // A server that answers on its standard input and output.
+    /// let layer = ToolErrorLayer::new().network_transport("pipe");
+    /// # let _ = layer;
+    /// ```
+    pub fn network_transport(mut self, transport: &'static str) -> Self {
+        self.config.network_transport = Some(transport);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     pub fn renderer<R2: ErrorRenderer>(self, renderer: R2) -> ToolErrorLayer<R2> {
         ToolErrorLayer {
@@ -149,6 +167,7 @@ impl<R> ToolErrorLayer<R> {
                 expose_panic_messages: self.config.expose_panic_messages,
                 timeouts: self.config.timeouts,
                 sanitizer: self.config.sanitizer,
+                network_transport: self.config.network_transport,
             },
             tasks: self.tasks,
         }

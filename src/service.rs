@@ -111,7 +111,7 @@ where
     }
 
     fn call(&mut self, mut request: Req) -> Self::Future {
-        let span = telemetry::request_span(&request);
+        let span = telemetry::request_span(&request, self.config.network_transport);
         let mut pending = request.pending();
         let timer = self
             .config

@@ -8,19 +8,35 @@
 //! is allocated. Export it with `tracing-opentelemetry`; the fields below are the
 //! span's attributes, and the `otel.*` fields set its name, kind and status.
 //!
+//! Its `tracing` name is always `mcp.server` (a `tracing` span's name is fixed
+//! where it is written); the name the conventions give it, `tools/call
+//! get_weather`, is in the field `otel.name`, which `tracing-opentelemetry`
+//! exports as the span's name. Every field the request holds (method, tool, id,
+//! protocol version) and `network.transport` are recorded when the span is
+//! created, so a subscriber's "new span" line (`FmtSpan::NEW`) shows them; the
+//! fields of the outcome are recorded when the request ends.
+//!
 //! | field | value |
 //! |---|---|
 //! | `otel.name` | `{mcp.method.name} {gen_ai.tool.name}` for a `tools/call` (`tools/call get_weather`), `{mcp.method.name}` otherwise |
 //! | `otel.kind` | `server` |
-//! | `otel.status_code` | `ERROR` when the request failed (`error.type` is set); unset otherwise |
+//! | `otel.status_code` | `ERROR` when the request failed (`error.type` is set), except for a JSON-RPC error the client caused: -32700, -32600, -32601, -32602, -32002; unset otherwise |
 //! | `mcp.method.name` | the JSON-RPC method |
 //! | `mcp.protocol.version` | when known: from the request's `_meta` (`io.modelcontextprotocol/protocolVersion`), an `initialize`'s `protocolVersion`, or, on rmcp, the session's handshake |
 //! | `jsonrpc.request.id` | the request id as text (`7`, `req-7`); absent for a notification or a `null` id |
 //! | `gen_ai.operation.name` | `execute_tool`, for a `tools/call` |
 //! | `gen_ai.tool.name` | the tool, for a `tools/call` |
+//! | `network.transport` | what [`ToolErrorLayer::network_transport`](crate::ToolErrorLayer::network_transport) says (`pipe` for stdio, `tcp` for HTTP); absent when not set |
 //! | `error.type` | `tool_error` for an `isError` result; the JSON-RPC error code (`-32602`) for an error response; `_OTHER` for any other failure |
 //! | `rpc.response.status_code` | the JSON-RPC error code, for an error response |
 //! | `mcp_tool_errors.cause` | why the request failed, see below |
+//!
+//! The conventions (the MCP page of the OpenTelemetry GenAI semantic
+//! conventions) set the status to `ERROR` whenever `error.type` is present; the
+//! layer leaves it unset for the five codes above, which report a bad request
+//! rather than a failing server, as the general rule for server spans does for
+//! errors the caller caused. Alerts on the status then fire for what the server
+//! can fix.
 //!
 //! `mcp_tool_errors.cause` tells apart what `error.type` cannot:
 //!
@@ -65,8 +81,71 @@
 //! tower-mcp's typed `_meta` drops these keys before the layer sees the request,
 //! so on that path the span has no remote parent.
 
+use std::cell::OnceCell;
+
+use tracing::Span;
+
+use crate::exchange::{Outcome, Request};
+use crate::tasks::Delivered;
+
+mod outcome;
 #[cfg(feature = "opentelemetry")]
 mod propagation;
 mod span;
 
-pub(crate) use span::{Cause, record_answer, record_outcome, request_span};
+pub(crate) use outcome::Cause;
+use outcome::Failure;
+
+/// Opens the span of `request`; `network_transport` is the layer's
+/// [`network_transport`](crate::ToolErrorLayer::network_transport).
+pub(crate) fn request_span<Q: Request>(
+    request: &Q,
+    network_transport: Option<&'static str>,
+) -> Span {
+    let view = OnceCell::new();
+    span::request_span(&view, request, network_transport)
+}
+
+/// Records how a request the inner service answered ended: as `outcome` says,
+/// unless the answer delivered the result of a task (`delivered`). That result
+/// fails the request when it is an `isError` result, with the cause `panic` when
+/// it is the layer's answer to a panic of the task's operation; the span then
+/// also names the task's tool, when the layer saw the task created. `outcome` is
+/// read only when something records it.
+pub(crate) fn record_answer(
+    span: &Span,
+    delivered: Option<Delivered>,
+    outcome: impl FnOnce() -> Outcome,
+) {
+    // First: without a subscriber that records the span, this is all it costs.
+    if span.is_disabled() {
+        return;
+    }
+    let Some(delivered) = delivered else {
+        return record_outcome(span, Cause::Service, outcome);
+    };
+    if let Some(tool) = &delivered.tool {
+        span::record_task_tool(span, tool.as_str());
+    }
+    let cause = if delivered.panicked {
+        Cause::Panic
+    } else {
+        Cause::Service
+    };
+    if delivered.failed {
+        record_outcome(span, cause, || Outcome::ToolError);
+    } else {
+        record_outcome(span, cause, outcome);
+    }
+}
+
+/// Records how the request ended; `outcome` is read only when something records
+/// it.
+pub(crate) fn record_outcome(span: &Span, cause: Cause, outcome: impl FnOnce() -> Outcome) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(failure) = Failure::of(cause, outcome()) {
+        span::record_failure(span, &failure);
+    }
+}

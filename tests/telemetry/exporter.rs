@@ -124,7 +124,13 @@ pub(crate) fn assert_tool_error(span: &SpanData, cause: &str) {
     assert_failed(span, true);
 }
 
-/// Asserts that `span` failed as a JSON-RPC error with `code`.
+/// The JSON-RPC error codes that the conventions' server span does not count as
+/// an error of the server: the client sent something wrong.
+pub(crate) const CLIENT_ERROR_CODES: [&str; 5] = ["-32700", "-32600", "-32601", "-32602", "-32002"];
+
+/// Asserts that `span` failed as a JSON-RPC error with `code`: `error.type` and
+/// `rpc.response.status_code` say the code, and the status is `ERROR` unless the
+/// client caused it.
 pub(crate) fn assert_protocol_error(span: &SpanData, code: &str) {
     assert_span(
         span,
@@ -134,5 +140,5 @@ pub(crate) fn assert_protocol_error(span: &SpanData, code: &str) {
             ("mcp_tool_errors.cause", Some("protocol_error")),
         ],
     );
-    assert_failed(span, true);
+    assert_failed(span, !CLIENT_ERROR_CODES.contains(&code));
 }

@@ -7,5 +7,6 @@
 #[path = "../support/quiet_panics.rs"]
 mod quiet_panics;
 
+mod conventions;
 mod exporter;
 mod json;
