@@ -111,7 +111,7 @@ where
     }
 
     fn call(&mut self, mut request: Req) -> Self::Future {
-        let span = telemetry::request_span(&request, self.config.network_transport);
+        let (span, duration) = telemetry::start(&request, self.config.network_transport);
         let mut pending = request.pending();
         let timer = self
             .config
@@ -124,8 +124,10 @@ where
         let config = self.config.clone();
         let tasks = self.tasks.clone();
         match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks, span),
-            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span),
+            Ok(future) => {
+                ResponseFuture::running(future, timer, pending, config, tasks, span, duration)
+            }
+            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span, duration),
         }
     }
 }

@@ -88,22 +88,31 @@ use tracing::Span;
 use crate::exchange::{Outcome, Request};
 use crate::tasks::Delivered;
 
+mod metric;
 mod outcome;
 #[cfg(feature = "opentelemetry")]
 mod propagation;
 mod span;
 
+pub(crate) use metric::OperationDuration;
 pub(crate) use outcome::Cause;
 use outcome::Failure;
 
-/// Opens the span of `request`; `network_transport` is the layer's
-/// [`network_transport`](crate::ToolErrorLayer::network_transport).
-pub(crate) fn request_span<Q: Request>(
+/// Opens the span of `request` and starts timing it for the metric;
+/// `network_transport` is the layer's
+/// [`network_transport`](crate::ToolErrorLayer::network_transport). The request
+/// is read once, and only when one of the two records it.
+pub(crate) fn start<Q: Request>(
     request: &Q,
     network_transport: Option<&'static str>,
-) -> Span {
+) -> (Span, OperationDuration) {
     let view = OnceCell::new();
-    span::request_span(&view, request, network_transport)
+    let span = span::request_span(&view, request, network_transport);
+    let duration = OperationDuration::start(
+        || view.get_or_init(|| request.view()).as_ref(),
+        network_transport,
+    );
+    (span, duration)
 }
 
 /// Records how a request the inner service answered ended: as `outcome` says,
@@ -114,18 +123,20 @@ pub(crate) fn request_span<Q: Request>(
 /// read only when something records it.
 pub(crate) fn record_answer(
     span: &Span,
+    duration: &mut OperationDuration,
     delivered: Option<Delivered>,
     outcome: impl FnOnce() -> Outcome,
 ) {
-    // First: without a subscriber that records the span, this is all it costs.
-    if span.is_disabled() {
+    // First: when nothing records the request, this is all it costs.
+    if span.is_disabled() && !duration.is_recording() {
         return;
     }
     let Some(delivered) = delivered else {
-        return record_outcome(span, Cause::Service, outcome);
+        return record_outcome(span, duration, Cause::Service, outcome);
     };
     if let Some(tool) = &delivered.tool {
         span::record_task_tool(span, tool.as_str());
+        duration.set_task_tool(tool.as_str());
     }
     let cause = if delivered.panicked {
         Cause::Panic
@@ -133,19 +144,28 @@ pub(crate) fn record_answer(
         Cause::Service
     };
     if delivered.failed {
-        record_outcome(span, cause, || Outcome::ToolError);
+        record_outcome(span, duration, cause, || Outcome::ToolError);
     } else {
-        record_outcome(span, cause, outcome);
+        record_outcome(span, duration, cause, outcome);
     }
 }
 
 /// Records how the request ended; `outcome` is read only when something records
 /// it.
-pub(crate) fn record_outcome(span: &Span, cause: Cause, outcome: impl FnOnce() -> Outcome) {
-    if span.is_disabled() {
+pub(crate) fn record_outcome(
+    span: &Span,
+    duration: &mut OperationDuration,
+    cause: Cause,
+    outcome: impl FnOnce() -> Outcome,
+) {
+    if span.is_disabled() && !duration.is_recording() {
         return;
     }
-    if let Some(failure) = Failure::of(cause, outcome()) {
-        span::record_failure(span, &failure);
+    let failure = Failure::of(cause, outcome());
+    if let Some(failure) = &failure
+        && !span.is_disabled()
+    {
+        span::record_failure(span, failure);
     }
+    duration.finish(failure.as_ref());
 }

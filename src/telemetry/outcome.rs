@@ -55,6 +55,15 @@ impl Failure {
         }
     }
 
+    /// `rpc.response.status_code`: the JSON-RPC error code, for an error
+    /// response.
+    pub(super) fn status_code(&self) -> Option<i64> {
+        match self.outcome {
+            Outcome::ErrorResponse { code } => Some(code),
+            _ => None,
+        }
+    }
+
     /// Whether the span's status is `ERROR`: for every failure except a JSON-RPC
     /// error the client caused.
     pub(super) fn is_error_status(&self) -> bool {

@@ -6,7 +6,7 @@ use std::fmt;
 use tracing::Span;
 use tracing::field::{Empty, display};
 
-use crate::exchange::{Outcome, Request, RequestView};
+use crate::exchange::{Request, RequestView};
 
 use super::outcome::Failure;
 
@@ -68,7 +68,7 @@ pub(super) fn record_task_tool(span: &Span, tool: &str) {
 /// Records how the request ended on `span`: nothing for a success.
 pub(super) fn record_failure(span: &Span, failure: &Failure) {
     span.record("error.type", display(failure.error_type()));
-    if let Outcome::ErrorResponse { code } = failure.outcome {
+    if let Some(code) = failure.status_code() {
         span.record("rpc.response.status_code", display(code));
     }
     span.record("mcp_tool_errors.cause", failure.cause);

@@ -79,6 +79,7 @@ impl<'a> MakeWriter<'a> for Captured {
 /// The lines a fmt subscriber that prints each new span writes while
 /// `request` goes through `layer`, on this thread.
 async fn new_span_lines(layer: ToolErrorLayer, request: Value) -> String {
+    exporter();
     let captured = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(captured.clone())

@@ -10,3 +10,4 @@ mod quiet_panics;
 mod conventions;
 mod exporter;
 mod json;
+mod metric;
