@@ -36,8 +36,22 @@ const BOUNDARIES: [f64; 14] = [
 /// The one histogram of this process; `None` when the global meter provider
 /// was OpenTelemetry's no-op provider at the first request.
 #[cfg(feature = "opentelemetry")]
+static DURATION: OnceLock<Option<Histogram<f64>>> = OnceLock::new();
+
+/// [`DURATION`], created at the first call: after that one load and a branch.
+#[cfg(feature = "opentelemetry")]
+#[inline]
 fn histogram() -> Option<&'static Histogram<f64>> {
-    static DURATION: OnceLock<Option<Histogram<f64>>> = OnceLock::new();
+    match DURATION.get() {
+        Some(histogram) => histogram.as_ref(),
+        None => create_histogram(),
+    }
+}
+
+#[cfg(feature = "opentelemetry")]
+#[cold]
+#[inline(never)]
+fn create_histogram() -> Option<&'static Histogram<f64>> {
     DURATION
         .get_or_init(|| {
             let provider = opentelemetry::global::meter_provider();
@@ -90,6 +104,7 @@ struct Started {
 impl OperationDuration {
     /// Starts timing the request that `view` describes (read only when the
     /// metric is recorded); a message with no view (a batch) is not timed.
+    #[inline]
     pub(super) fn start<'v, 'a: 'v>(
         view: impl FnOnce() -> Option<&'v RequestView<'a>>,
         network_transport: Option<&'static str>,
@@ -123,6 +138,7 @@ impl OperationDuration {
     }
 
     /// Whether the request is being timed.
+    #[inline]
     pub(super) fn is_recording(&self) -> bool {
         #[cfg(feature = "opentelemetry")]
         return self.started.is_some();

@@ -102,6 +102,7 @@ use outcome::Failure;
 /// `network_transport` is the layer's
 /// [`network_transport`](crate::ToolErrorLayer::network_transport). The request
 /// is read once, and only when one of the two records it.
+#[inline]
 pub(crate) fn start<Q: Request>(
     request: &Q,
     network_transport: Option<&'static str>,

@@ -15,6 +15,7 @@ use super::outcome::Failure;
 /// them). Without a subscriber that records it, the span is disabled and
 /// `request` is not read for it; `view` is the request's view, read at most once
 /// and shared with the metric.
+#[inline]
 pub(super) fn request_span<'r>(
     view: &OnceCell<Option<RequestView<'r>>>,
     request: &'r impl Request,
