@@ -3,15 +3,13 @@
 //! and `network.transport` when the layer is told.
 
 use std::convert::Infallible;
-use std::io;
-use std::sync::{Arc, Mutex};
 
 use mcp_tool_errors::{ToolErrorLayer, ToolErrors};
 use serde_json::{Value, json};
 use tower::{Layer, ServiceExt, service_fn};
-use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::format::FmtSpan;
 
+use crate::captured::Captured;
 use crate::exporter::{
     CLIENT_ERROR_CODES, assert_failed, assert_protocol_error, assert_span, exporter, span_named,
 };
@@ -45,35 +43,6 @@ fn tool_call(id: &str, tool: &str) -> Value {
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"},
         },
     })
-}
-
-/// What a `tracing_subscriber::fmt` subscriber wrote, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
 }
 
 /// The lines a fmt subscriber that prints each new span writes while

@@ -7,7 +7,9 @@
 #[path = "../support/quiet_panics.rs"]
 mod quiet_panics;
 
+mod captured;
 mod conventions;
 mod exporter;
 mod json;
 mod metric;
+mod panic_hook;
