@@ -86,8 +86,8 @@ impl<R> ToolErrorLayer<R> {
     /// Off by default, so that the output is the tool's text exactly. The
     /// built-in patterns (Authorization headers, URL passwords, secret query and
     /// form parameters, AWS, GitHub, Slack, OpenAI / Anthropic / Stripe and Google
-    /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
-    /// section. They run only on error texts, never on a successful result.
+    /// keys, JWTs, PEM private keys) are listed in the repository's
+    /// `docs/sanitizing.md`. They run only on error texts, never on a successful result.
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;
