@@ -72,6 +72,33 @@
 //! still working, or of one that failed or was cancelled without a result, is a
 //! success: that request itself did not fail.
 //!
+//! # The metric `mcp.server.operation.duration`
+//!
+//! With the feature `opentelemetry`, each request is also timed, from its
+//! arrival at the layer to its answer, in the histogram of the conventions:
+//! `mcp.server.operation.duration`, `f64` seconds (unit `s`), the explicit
+//! bucket boundaries `[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120,
+//! 300]`, instrumentation scope `mcp-tool-errors`, with the attributes
+//! `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`,
+//! `mcp.protocol.version`, `network.transport`, `error.type` and
+//! `rpc.response.status_code`, valued as on the span. A batch is not timed.
+//!
+//! It is recorded through OpenTelemetry's global meter provider. The instrument
+//! is created once, at the first request the layer handles, from the provider
+//! installed then: install yours before serving. Without one (the no-op
+//! provider) nothing is timed or copied per request.
+//!
+//! ```
+//! use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+//!
+//! // Your exporter (OTLP, say); the in-memory one keeps the example self-contained.
+//! let provider = SdkMeterProvider::builder()
+//!     .with_periodic_exporter(InMemoryMetricExporter::default())
+//!     .build();
+//! opentelemetry::global::set_meter_provider(provider);
+//! // ...then build the layer and serve.
+//! ```
+//!
 //! # Continuing the client's trace
 //!
 //! With the feature `opentelemetry`, the span's parent is the remote context in
