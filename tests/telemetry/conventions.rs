@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tower::{Layer, ServiceExt, service_fn};
 use tracing_subscriber::fmt::format::FmtSpan;
 
+use crate::answer::respond;
 use crate::captured::Captured;
 use crate::exporter::{
     CLIENT_ERROR_CODES, assert_failed, assert_protocol_error, assert_span, exporter, span_named,
@@ -27,12 +28,7 @@ async fn server(request: Value) -> Result<Value, Infallible> {
             json!({"result": {"content": [{"type": "text", "text": "sunny"}], "isError": false}})
         }
     };
-    let mut response = json!({"jsonrpc": "2.0", "id": request["id"].clone()});
-    response
-        .as_object_mut()
-        .unwrap()
-        .extend(answer.as_object().unwrap().clone());
-    Ok(response)
+    Ok(respond(&request, answer))
 }
 
 fn tool_call(id: &str, tool: &str) -> Value {

@@ -7,6 +7,7 @@
 #[path = "../support/quiet_panics.rs"]
 mod quiet_panics;
 
+mod answer;
 mod captured;
 mod conventions;
 mod exporter;

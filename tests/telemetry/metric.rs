@@ -13,6 +13,7 @@ use opentelemetry_sdk::metrics::data::HistogramDataPoint;
 use serde_json::{Value, json};
 use tower::{Layer, ServiceExt, service_fn};
 
+use crate::answer::respond;
 use crate::exporter::{duration_points, exporter};
 
 /// The conventions' explicit bucket boundaries, in seconds.
@@ -23,7 +24,6 @@ const BOUNDARIES: [f64; 14] = [
 /// Answers `tools/call` of `*_refuse` with an `isError` result, of `*_hang`
 /// never, any other tool with a result, and any other method with -32601.
 async fn server(request: Value) -> Result<Value, Infallible> {
-    let id = request["id"].clone();
     if request["params"]["name"]
         .as_str()
         .is_some_and(|tool| tool.ends_with("_hang"))
@@ -39,12 +39,7 @@ async fn server(request: Value) -> Result<Value, Infallible> {
         }
         _ => json!({"error": {"code": -32601, "message": "Method not found"}}),
     };
-    let mut response = json!({"jsonrpc": "2.0", "id": id});
-    response
-        .as_object_mut()
-        .unwrap()
-        .extend(answer.as_object().unwrap().clone());
-    Ok(response)
+    Ok(respond(&request, answer))
 }
 
 /// Sends `method` (with tool `tool`, for a `tools/call`) through a layer that

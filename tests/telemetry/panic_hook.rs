@@ -108,10 +108,28 @@ fn with_a_subscriber_the_hooks_line_is_a_tracing_event() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
-#[tokio::test]
-async fn filtering_the_panic_target_out_keeps_the_payload_out_and_the_span_in() {
+/// Sends a `tools/call` of `tool` to a handler that panics, through the default
+/// layer, on this thread.
+async fn call_a_panicking_tool(tool: &str) {
     crate::exporter::exporter();
     crate::quiet_panics::silence_expected_panics();
+    let panicking = service_fn(|_: Value| async {
+        panic!("{PAYLOAD}");
+        #[allow(unreachable_code)]
+        Ok::<Value, Infallible>(Value::Null)
+    });
+    let request = json!({"jsonrpc": "2.0", "id": tool, "method": "tools/call",
+                         "params": {"name": tool, "arguments": {}}});
+    let response = ToolErrorLayer::new()
+        .layer(panicking)
+        .oneshot(request)
+        .await
+        .unwrap();
+    assert_eq!(response["result"]["isError"], true);
+}
+
+#[tokio::test]
+async fn filtering_the_panic_target_out_keeps_the_payload_out_and_the_span_in() {
     let captured = Captured::default();
     let filter = Targets::new()
         .with_default(LevelFilter::INFO)
@@ -123,19 +141,7 @@ async fn filtering_the_panic_target_out_keeps_the_payload_out_and_the_span_in() 
         .with_filter(filter);
     let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(log));
 
-    let panicking = service_fn(|_: Value| async {
-        panic!("{PAYLOAD}");
-        #[allow(unreachable_code)]
-        Ok::<Value, Infallible>(Value::Null)
-    });
-    let request = json!({"jsonrpc": "2.0", "id": "hook-filtered", "method": "tools/call",
-                         "params": {"name": "deploy_filtered", "arguments": {}}});
-    let response = ToolErrorLayer::new()
-        .layer(panicking)
-        .oneshot(request)
-        .await
-        .unwrap();
-    assert_eq!(response["result"]["isError"], true);
+    call_a_panicking_tool("deploy_filtered").await;
 
     let log = captured.text();
     assert!(
@@ -148,8 +154,6 @@ async fn filtering_the_panic_target_out_keeps_the_payload_out_and_the_span_in() 
 
 #[tokio::test]
 async fn the_control_without_the_filter_the_payload_is_in_the_log() {
-    crate::exporter::exporter();
-    crate::quiet_panics::silence_expected_panics();
     let captured = Captured::default();
     let log = tracing_subscriber::fmt::layer()
         .with_writer(captured.clone())
@@ -157,18 +161,7 @@ async fn the_control_without_the_filter_the_payload_is_in_the_log() {
         .with_filter(LevelFilter::INFO);
     let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(log));
 
-    let panicking = service_fn(|_: Value| async {
-        panic!("{PAYLOAD}");
-        #[allow(unreachable_code)]
-        Ok::<Value, Infallible>(Value::Null)
-    });
-    let request = json!({"jsonrpc": "2.0", "id": "hook-unfiltered", "method": "tools/call",
-                         "params": {"name": "deploy_unfiltered", "arguments": {}}});
-    ToolErrorLayer::new()
-        .layer(panicking)
-        .oneshot(request)
-        .await
-        .unwrap();
+    call_a_panicking_tool("deploy_unfiltered").await;
 
     let log = captured.text();
     assert!(log.contains("handler panicked"), "{log}");
