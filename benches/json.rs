@@ -19,6 +19,9 @@
 //!   a subscriber that filters the request span out (level `WARN`), and under a
 //!   `tracing-opentelemetry` pipeline that records and exports it (to an exporter
 //!   that drops it, so the network is not timed).
+//! - `tools_call_metered` (instruction counts only, `BENCH_REPEAT`, with the
+//!   feature `opentelemetry`): the `tools_call` round trip with a meter provider
+//!   installed, so that the layer records `mcp.server.operation.duration`.
 //!
 //! Futures are polled on this thread with a no-op waker, so no runtime is timed.
 //! A tokio runtime is entered (never driven) for the whole run, since a timeout
@@ -102,6 +105,19 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                 })),
                 "layered" => Some(Box::new(move || {
                     drop(black_box(round_trip(&mut layered, black_box(&request))))
+                })),
+                _ => None,
+            };
+        }
+        "tools_call_metered" => {
+            install_meter_provider()?;
+            let (mut bare, mut layered) = (Server, ToolErrors::new(Server));
+            return match bench {
+                "bare" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut bare, black_box(TOOLS_CALL))))
+                })),
+                "layered" => Some(Box::new(move || {
+                    drop(black_box(round_trip(&mut layered, black_box(TOOLS_CALL))))
                 })),
                 _ => None,
             };
@@ -299,6 +315,23 @@ fn subscriber(group: &str) -> Option<Dispatch> {
         }
         _ => None,
     }
+}
+
+/// Installs a global meter provider whose periodic reader keeps the metrics in
+/// memory, before the layer's first request creates its instrument.
+#[cfg(feature = "opentelemetry")]
+fn install_meter_provider() -> Option<()> {
+    let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_periodic_exporter(opentelemetry_sdk::metrics::InMemoryMetricExporter::default())
+        .build();
+    opentelemetry::global::set_meter_provider(provider);
+    Some(())
+}
+
+/// Without the feature `opentelemetry` the layer records no metric.
+#[cfg(not(feature = "opentelemetry"))]
+fn install_meter_provider() -> Option<()> {
+    None
 }
 
 /// An exporter that drops every span: the pipeline is timed, not the network.

@@ -55,8 +55,11 @@ compare() {
 }
 
 callgrind() {
-    local json rmcp
+    local json json_otel rmcp
     json=$(executable --features redact --bench json)
+    # The feature `opentelemetry` with no meter provider installed: the cost of
+    # the metric `mcp.server.operation.duration` when nothing records it.
+    json_otel=$(executable --features redact,opentelemetry --bench json)
     rmcp=$(executable --features rmcp --bench rmcp)
     echo "Instructions per iteration (callgrind)"
     echo
@@ -65,6 +68,8 @@ callgrind() {
     compare "$json" pass_through bare layered 1000 3000
     compare "$json" pass_through bare catch_panic 1000 3000
     compare "$json" tools_call bare layered 1000 3000
+    compare "$json_otel" tools_call bare layered 1000 3000
+    compare "$json_otel" tools_call_metered bare layered 1000 3000
     compare "$json" tools_call bare catch_panic 1000 3000
     compare "$json" tools_call bare layered_sanitizing 1000 3000
     compare "$json" sanitize "plain/1048576" "redact_secrets/1048576" 2 6

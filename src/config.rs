@@ -29,6 +29,8 @@ pub(crate) struct Config<R> {
     /// Cheap to clone: without a per-tool timeout there is nothing to share.
     pub(crate) timeouts: Timeouts,
     pub(crate) sanitizer: Sanitizer,
+    /// `network.transport` of the request span, when the layer was told.
+    pub(crate) network_transport: Option<&'static str>,
 }
 
 impl<R: ErrorRenderer> Config<R> {
@@ -174,6 +176,7 @@ impl<R> std::fmt::Debug for Config<R> {
             .field("expose_panic_messages", &self.expose_panic_messages)
             .field("timeouts", &self.timeouts)
             .field("sanitizer", &self.sanitizer)
+            .field("network_transport", &self.network_transport)
             .finish()
     }
 }

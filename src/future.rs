@@ -14,7 +14,7 @@ use crate::exchange::Pending;
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
-use crate::telemetry;
+use crate::telemetry::{self, OperationDuration};
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
 
@@ -37,6 +37,9 @@ pin_project! {
         // Entered at every poll, so the inner future and the layer's own events
         // run inside it; disabled (and free) without a subscriber that records it.
         span: Span,
+        // The request's timing for the metric `mcp.server.operation.duration`;
+        // empty when no meter provider records it.
+        duration: OperationDuration,
     }
 }
 
@@ -59,6 +62,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
+        duration: OperationDuration,
     ) -> Self {
         Self {
             state: State::Running { future },
@@ -67,6 +71,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
             config,
             tasks,
             span,
+            duration,
         }
     }
 
@@ -76,6 +81,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
+        duration: OperationDuration,
     ) -> Self {
         Self {
             state: State::Panicked { panic },
@@ -84,6 +90,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
             config,
             tasks,
             span,
+            duration,
         }
     }
 }
@@ -127,7 +134,9 @@ where
                         delivered = this.tasks.observe(exchange, this.config);
                     }
                     let pending = &*this.pending;
-                    telemetry::record_answer(this.span, delivered, || pending.outcome(&result));
+                    telemetry::record_answer(this.span, this.duration, delivered, || {
+                        pending.outcome(&result)
+                    });
                     return Poll::Ready(result);
                 }
                 Err(panic) => {
@@ -143,7 +152,9 @@ where
         };
         let answer = unanswered.respond(this.pending, this.config);
         let cause = unanswered.cause();
-        telemetry::record_outcome(this.span, cause, || this.pending.outcome(&answer));
+        telemetry::record_outcome(this.span, this.duration, cause, || {
+            this.pending.outcome(&answer)
+        });
         Poll::Ready(answer)
     }
 }

@@ -86,8 +86,8 @@ impl<R> ToolErrorLayer<R> {
     /// Off by default, so that the output is the tool's text exactly. The
     /// built-in patterns (Authorization headers, URL passwords, secret query and
     /// form parameters, AWS, GitHub, Slack, OpenAI / Anthropic / Stripe and Google
-    /// keys, JWTs, PEM private keys) are listed in the README's `Sanitizing`
-    /// section. They run only on error texts, never on a successful result.
+    /// keys, JWTs, PEM private keys) are listed in the repository's
+    /// `docs/sanitizing.md`. They run only on error texts, never on a successful result.
     ///
     /// Needs the cargo feature `redact`, which brings the regex engine that runs
     /// the patterns; [`redact_with`](Self::redact_with) and
@@ -186,6 +186,23 @@ impl<R> ToolErrorLayer<R> {
         self
     }
 
+    /// Records `transport` as `network.transport` on every request span: the
+    /// transport the served MCP session runs over, by the conventions `pipe` for
+    /// stdio and `tcp` (or `quic`) for HTTP. Not recorded by default: a layer
+    /// does not know what carries its messages.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// // A server that answers on its standard input and output.
+    /// let layer = ToolErrorLayer::new().network_transport("pipe");
+    /// # let _ = layer;
+    /// ```
+    pub fn network_transport(mut self, transport: &'static str) -> Self {
+        self.config.network_transport = Some(transport);
+        self
+    }
+
     /// Renders errors with `renderer` instead of [`Llmxml`].
     ///
     /// A renderer that panics does not take the request down: the `tools/call`
@@ -208,6 +225,7 @@ impl<R> ToolErrorLayer<R> {
                 expose_panic_messages: self.config.expose_panic_messages,
                 timeouts: self.config.timeouts,
                 sanitizer: self.config.sanitizer,
+                network_transport: self.config.network_transport,
             },
             tasks: self.tasks,
         }

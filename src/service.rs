@@ -141,7 +141,7 @@ where
     }
 
     fn call(&mut self, mut request: Req) -> Self::Future {
-        let span = telemetry::request_span(&request);
+        let (span, duration) = telemetry::start(&request, self.config.network_transport);
         let mut pending = request.pending();
         let timer = self
             .config
@@ -154,8 +154,10 @@ where
         let config = self.config.clone();
         let tasks = self.tasks.clone();
         match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
-            Ok(future) => ResponseFuture::running(future, timer, pending, config, tasks, span),
-            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span),
+            Ok(future) => {
+                ResponseFuture::running(future, timer, pending, config, tasks, span, duration)
+            }
+            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span, duration),
         }
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A newcomer's first build: a new project made of the README's Quick start
 # (its Cargo.toml block and its src/main.rs block, pasted as they are), with the
-# one change that `mcp-tool-errors` comes from this checkout instead of crates.io.
+# one change that `mcp-tool-errors` comes from this checkout, wherever the
+# README's dependency line points (a clone next to the project, or crates.io).
 # It must build and run (its asserts pass) on the first try, and must not turn
 # on serde_json's preserve_order in the user's build.
 set -euo pipefail
@@ -25,7 +26,7 @@ block() {
 
 {
   printf '[package]\nname = "readme-quickstart"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[workspace]\n\n'
-  block toml 1 | sed "s|^mcp-tool-errors = \"[^\"]*\"|mcp-tool-errors = { path = \"$repo\" }|"
+  block toml 1 | sed "s|^mcp-tool-errors = .*|mcp-tool-errors = { path = \"$repo\" }|"
 } >"$project/Cargo.toml"
 block rust 1 >"$project/src/main.rs"
 

@@ -7,8 +7,9 @@
 //! knows, through a per-thread depth counter raised around each of the layer's
 //! `catch_unwind` calls, whether a panic happens inside the layer: if so it stays
 //! silent and the layer writes one line without the payload when it answers the
-//! panic (that is where the tool and the request id are known); any other panic
-//! goes to the hook that was installed before.
+//! panic (that is where the tool and the request id are known): a `tracing`
+//! event when a subscriber is set, a plain stderr line otherwise. Any other
+//! panic goes to the hook that was installed before.
 //!
 //! A library cannot do this by default: the panic hook is one per process and
 //! belongs to the application, which may have set its own (crash reporting,
@@ -26,9 +27,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Installs a process-wide panic hook that keeps the message of every panic
 /// caught by a [`ToolErrorLayer`](crate::ToolErrorLayer) off stderr.
 ///
-/// For such a panic, one line goes to stderr when the layer answers it, with the
-/// tool and the request id but not the payload; the payload stays in the layer's
-/// `tracing` error event (redacted when `redact_secrets` is on, and scrubbed by
+/// For such a panic, one line is written when the layer answers it, with the
+/// tool and the request id but not the payload: a `tracing` event (level
+/// `WARN`, target `mcp_tool_errors`) when a `tracing` subscriber is set, so
+/// that a structured log stays structured, and a plain line on stderr
+/// otherwise. The payload stays in the layer's `tracing` error event (redacted
+/// when `redact_secrets` is on, and scrubbed by
 /// [`redact_with`](crate::ToolErrorLayer::redact_with)). Every other
 /// panic, on any thread, goes to the hook that was installed before this call,
 /// unchanged. Call it once at startup, after any hook of your own; later calls do
@@ -126,11 +130,25 @@ pub(crate) fn catch_inside_layer<T>(
     (outcome, withheld)
 }
 
-/// Writes one line about a withheld panic to stderr, if the hook is installed.
-/// Never the payload.
+/// Reports a withheld panic, if the hook is installed: as a `tracing` event
+/// (level `WARN`, target `mcp_tool_errors`) when a subscriber is set, so that
+/// it follows the application's log format; as one plain line on stderr
+/// otherwise. Never the payload.
 pub(crate) fn report(what: std::fmt::Arguments<'_>) {
-    if INSTALLED.load(Ordering::Acquire) {
+    if !INSTALLED.load(Ordering::Acquire) {
+        return;
+    }
+    if has_subscriber() {
+        tracing::warn!(target: "mcp_tool_errors", "{what}");
+    } else {
         // Nothing to do if stderr is gone; a panic here would be worse.
         let _ = writeln!(std::io::stderr().lock(), "mcp-tool-errors: {what}");
     }
+}
+
+/// Whether a `tracing` subscriber receives this thread's events: the one in
+/// effect here (scoped or global) is not the no-op one that stands in when
+/// none was set.
+fn has_subscriber() -> bool {
+    tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
 }

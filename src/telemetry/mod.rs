@@ -8,19 +8,35 @@
 //! is allocated. Export it with `tracing-opentelemetry`; the fields below are the
 //! span's attributes, and the `otel.*` fields set its name, kind and status.
 //!
+//! Its `tracing` name is always `mcp.server` (a `tracing` span's name is fixed
+//! where it is written); the name the conventions give it, `tools/call
+//! get_weather`, is in the field `otel.name`, which `tracing-opentelemetry`
+//! exports as the span's name. Every field the request holds (method, tool, id,
+//! protocol version) and `network.transport` are recorded when the span is
+//! created, so a subscriber's "new span" line (`FmtSpan::NEW`) shows them; the
+//! fields of the outcome are recorded when the request ends.
+//!
 //! | field | value |
 //! |---|---|
 //! | `otel.name` | `{mcp.method.name} {gen_ai.tool.name}` for a `tools/call` (`tools/call get_weather`), `{mcp.method.name}` otherwise |
 //! | `otel.kind` | `server` |
-//! | `otel.status_code` | `ERROR` when the request failed (`error.type` is set); unset otherwise |
+//! | `otel.status_code` | `ERROR` when the request failed (`error.type` is set), except for a JSON-RPC error the client caused: -32700, -32600, -32601, -32602, -32002; unset otherwise |
 //! | `mcp.method.name` | the JSON-RPC method |
 //! | `mcp.protocol.version` | when known: from the request's `_meta` (`io.modelcontextprotocol/protocolVersion`), an `initialize`'s `protocolVersion`, or, on rmcp, the session's handshake |
 //! | `jsonrpc.request.id` | the request id as text (`7`, `req-7`); absent for a notification or a `null` id |
 //! | `gen_ai.operation.name` | `execute_tool`, for a `tools/call` |
 //! | `gen_ai.tool.name` | the tool, for a `tools/call` |
+//! | `network.transport` | what [`ToolErrorLayer::network_transport`](crate::ToolErrorLayer::network_transport) says (`pipe` for stdio, `tcp` for HTTP); absent when not set |
 //! | `error.type` | `tool_error` for an `isError` result; the JSON-RPC error code (`-32602`) for an error response; `_OTHER` for any other failure |
 //! | `rpc.response.status_code` | the JSON-RPC error code, for an error response |
 //! | `mcp_tool_errors.cause` | why the request failed, see below |
+//!
+//! The conventions (the MCP page of the OpenTelemetry GenAI semantic
+//! conventions) set the status to `ERROR` whenever `error.type` is present; the
+//! layer leaves it unset for the five codes above, which report a bad request
+//! rather than a failing server, as the general rule for server spans does for
+//! errors the caller caused. Alerts on the status then fire for what the server
+//! can fix.
 //!
 //! `mcp_tool_errors.cause` tells apart what `error.type` cannot:
 //!
@@ -56,6 +72,33 @@
 //! still working, or of one that failed or was cancelled without a result, is a
 //! success: that request itself did not fail.
 //!
+//! # The metric `mcp.server.operation.duration`
+//!
+//! With the feature `opentelemetry`, each request is also timed, from its
+//! arrival at the layer to its answer, in the histogram of the conventions:
+//! `mcp.server.operation.duration`, `f64` seconds (unit `s`), the explicit
+//! bucket boundaries `[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120,
+//! 300]`, instrumentation scope `mcp-tool-errors`, with the attributes
+//! `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`,
+//! `mcp.protocol.version`, `network.transport`, `error.type` and
+//! `rpc.response.status_code`, valued as on the span. A batch is not timed.
+//!
+//! It is recorded through OpenTelemetry's global meter provider. The instrument
+//! is created once, at the first request the layer handles, from the provider
+//! installed then: install yours before serving. Without one (the no-op
+//! provider) nothing is timed or copied per request.
+//!
+//! ```
+//! use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+//!
+//! // Your exporter (OTLP, say); the in-memory one keeps the example self-contained.
+//! let provider = SdkMeterProvider::builder()
+//!     .with_periodic_exporter(InMemoryMetricExporter::default())
+//!     .build();
+//! opentelemetry::global::set_meter_provider(provider);
+//! // ...then build the layer and serve.
+//! ```
+//!
 //! # Continuing the client's trace
 //!
 //! With the feature `opentelemetry`, the span's parent is the remote context in
@@ -65,8 +108,92 @@
 //! tower-mcp's typed `_meta` drops these keys before the layer sees the request,
 //! so on that path the span has no remote parent.
 
+use std::cell::OnceCell;
+
+use tracing::Span;
+
+use crate::exchange::{Outcome, Request};
+use crate::tasks::Delivered;
+
+mod metric;
+mod outcome;
 #[cfg(feature = "opentelemetry")]
 mod propagation;
 mod span;
 
-pub(crate) use span::{Cause, record_answer, record_outcome, request_span};
+pub(crate) use metric::OperationDuration;
+pub(crate) use outcome::Cause;
+use outcome::Failure;
+
+/// Opens the span of `request` and starts timing it for the metric;
+/// `network_transport` is the layer's
+/// [`network_transport`](crate::ToolErrorLayer::network_transport). The request
+/// is read once, and only when one of the two records it.
+#[inline]
+pub(crate) fn start<Q: Request>(
+    request: &Q,
+    network_transport: Option<&'static str>,
+) -> (Span, OperationDuration) {
+    let view = OnceCell::new();
+    let span = span::request_span(&view, request, network_transport);
+    let duration = OperationDuration::start(
+        || view.get_or_init(|| request.view()).as_ref(),
+        network_transport,
+    );
+    (span, duration)
+}
+
+/// Records how a request the inner service answered ended: as `outcome` says,
+/// unless the answer delivered the result of a task (`delivered`). That result
+/// fails the request when it is an `isError` result, with the cause `panic` when
+/// it is the layer's answer to a panic of the task's operation; the span then
+/// also names the task's tool, when the layer saw the task created. `outcome` is
+/// read only when something records it.
+pub(crate) fn record_answer(
+    span: &Span,
+    duration: &mut OperationDuration,
+    delivered: Option<Delivered>,
+    outcome: impl FnOnce() -> Outcome,
+) {
+    // First: when nothing records the request, this is all it costs.
+    if span.is_disabled() && !duration.is_recording() {
+        return;
+    }
+    let Some(delivered) = delivered else {
+        return record_outcome(span, duration, Cause::Service, outcome);
+    };
+    if let Some(tool) = &delivered.tool {
+        span::record_task_tool(span, tool.as_str());
+        duration.set_task_tool(tool.as_str());
+    }
+    let cause = if delivered.panicked {
+        Cause::Panic
+    } else {
+        Cause::Service
+    };
+    if delivered.failed {
+        record_outcome(span, duration, cause, || Outcome::ToolError);
+    } else {
+        record_outcome(span, duration, cause, outcome);
+    }
+}
+
+/// Records how the request ended; `outcome` is read only when something records
+/// it.
+pub(crate) fn record_outcome(
+    span: &Span,
+    duration: &mut OperationDuration,
+    cause: Cause,
+    outcome: impl FnOnce() -> Outcome,
+) {
+    if span.is_disabled() && !duration.is_recording() {
+        return;
+    }
+    let failure = Failure::of(cause, outcome());
+    if let Some(failure) = &failure
+        && !span.is_disabled()
+    {
+        span::record_failure(span, failure);
+    }
+    duration.finish(failure.as_ref());
+}

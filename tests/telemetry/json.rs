@@ -8,6 +8,7 @@ use mcp_tool_errors::{ToolErrorLayer, ToolErrors};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
+use crate::answer::respond;
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
     assert_protocol_error, assert_span, assert_tool_error, exporter, span_named, span_with_id,
@@ -24,7 +25,6 @@ const PAYLOAD: &str = "token=hunter2";
 /// (-32602). The task of `*_refuse_task` fails with an `isError` result, any
 /// other succeeds.
 async fn server(request: Value) -> Result<Value, Infallible> {
-    let id = request["id"].clone();
     let tool = request["params"]["name"].as_str().unwrap_or_default();
     let task_id = request["params"]["taskId"].as_str().unwrap_or_default();
     let answer = if tool.ends_with("_task") {
@@ -44,12 +44,7 @@ async fn server(request: Value) -> Result<Value, Infallible> {
     } else {
         json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
     };
-    let mut response = json!({"jsonrpc": "2.0", "id": id});
-    response
-        .as_object_mut()
-        .unwrap()
-        .extend(answer.as_object().unwrap().clone());
-    Ok(response)
+    Ok(respond(&request, answer))
 }
 
 /// Sends `request` through the layered server.

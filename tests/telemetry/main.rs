@@ -7,5 +7,10 @@
 #[path = "../support/quiet_panics.rs"]
 mod quiet_panics;
 
+mod answer;
+mod captured;
+mod conventions;
 mod exporter;
 mod json;
+mod metric;
+mod panic_hook;

@@ -1,0 +1,93 @@
+//! How a request failed, classified once for the span and the metric.
+
+use std::fmt;
+
+use crate::exchange::Outcome;
+
+/// Who answered the request, when the request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// The inner service: the outcome says what went wrong.
+    Service,
+    /// The layer, after the handler panicked.
+    Panic,
+    /// The layer, after the handler ran out of time.
+    Timeout,
+}
+
+/// JSON-RPC error codes that say the client sent something wrong, not that the
+/// server failed: parse error, invalid request, method not found, invalid
+/// params, and MCP's resource not found. A server span that answers one keeps
+/// its status unset; `error.type` and `rpc.response.status_code` still say it.
+const CLIENT_ERROR_CODES: [i64; 5] = [-32700, -32600, -32601, -32602, -32002];
+
+/// A request that failed: its outcome and the cause the span records.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Failure {
+    pub(super) outcome: Outcome,
+    /// `mcp_tool_errors.cause`: `tool_error`, `panic`, `timeout`,
+    /// `protocol_error` or `service_error`.
+    pub(super) cause: &'static str,
+}
+
+impl Failure {
+    /// The failure of a request that ended with `outcome`, answered by `cause`;
+    /// `None` for a success.
+    pub(super) fn of(cause: Cause, outcome: Outcome) -> Option<Self> {
+        let cause = match (cause, outcome) {
+            (Cause::Panic, _) => "panic",
+            (Cause::Timeout, _) => "timeout",
+            (Cause::Service, Outcome::Success) => return None,
+            (Cause::Service, Outcome::ToolError) => "tool_error",
+            (Cause::Service, Outcome::ErrorResponse { .. }) => "protocol_error",
+            (Cause::Service, Outcome::ServiceError) => "service_error",
+        };
+        Some(Self { outcome, cause })
+    }
+
+    /// `error.type`: `tool_error`, the JSON-RPC error code, or `_OTHER`.
+    pub(super) fn error_type(&self) -> ErrorType {
+        match self.outcome {
+            Outcome::ToolError => ErrorType::ToolError,
+            Outcome::ErrorResponse { code } => ErrorType::Code(code),
+            // A panicked notification has no answer to read a failure from.
+            Outcome::Success | Outcome::ServiceError => ErrorType::Other,
+        }
+    }
+
+    /// `rpc.response.status_code`: the JSON-RPC error code, for an error
+    /// response.
+    pub(super) fn status_code(&self) -> Option<i64> {
+        match self.outcome {
+            Outcome::ErrorResponse { code } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// Whether the span's status is `ERROR`: for every failure except a JSON-RPC
+    /// error the client caused.
+    pub(super) fn is_error_status(&self) -> bool {
+        match self.outcome {
+            Outcome::ErrorResponse { code } => !CLIENT_ERROR_CODES.contains(&code),
+            _ => true,
+        }
+    }
+}
+
+/// The value of `error.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ErrorType {
+    ToolError,
+    Code(i64),
+    Other,
+}
+
+impl fmt::Display for ErrorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ToolError => f.write_str("tool_error"),
+            Self::Code(code) => write!(f, "{code}"),
+            Self::Other => f.write_str("_OTHER"),
+        }
+    }
+}
