@@ -5,7 +5,7 @@
 # with Node.js 22 from npm. Everything goes under .tools/ (ignored by git); a
 # second run reuses what is there.
 #
-# tests/cli/ finds them there; with MCP_TOOL_ERRORS_REQUIRE_SERVERS set (CI sets
+# cli/tests/ finds them there; with MCP_TOOL_ERRORS_REQUIRE_SERVERS set (CI sets
 # it), a missing server fails those tests instead of skipping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -225,7 +225,7 @@ fn servers_required() -> bool {
 /// `path` under the repository's `.tools/`, if installed.
 pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
     let full = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".tools")
+        .join("../.tools")
         .join(path);
     if full.exists() {
         return Some(full);

@@ -44,7 +44,7 @@ async fn everything_initialize_and_tools_list_are_byte_identical_through_the_wra
 /// This version reports arguments that fail the tool's schema as an `isError`
 /// result (the layer rewraps it, with or without the option) and malformed
 /// `arguments` as `-32603`, which stays as it is: it sends no `-32602` for
-/// the option to convert (tests/cli/python.rs and scripted.rs cover that).
+/// the option to convert (python.rs and scripted.rs cover that).
 #[tokio::test]
 async fn everything_invalid_arguments_are_rewrapped_and_protocol_errors_untouched() {
     let Some(server) = everything() else { return };

@@ -9,7 +9,7 @@
 //! timeout, so a broken child fails a test instead of hanging it.
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../support/example.rs"]
+#[path = "../../tests/support/example.rs"]
 mod example;
 
 mod everything;

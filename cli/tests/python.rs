@@ -1,5 +1,5 @@
 //! The wrapper in front of a server on the official Python SDK (PyPI `mcp`,
-//! its `MCPServer` class): tests/cli/servers/python_server.py.
+//! its `MCPServer` class): cli/tests/servers/python_server.py.
 
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
@@ -11,7 +11,7 @@ fn python_server() -> Option<Server> {
     let python = installed("python/bin/python", "the Python MCP SDK")?;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/cli/servers/python_server.py"
+        "/tests/servers/python_server.py"
     );
     Some(Server::new(python, &[script]))
 }
