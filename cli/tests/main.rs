@@ -3,9 +3,10 @@
 //! TypeScript reference server (`everything`).
 //!
 //! The Python and TypeScript servers are installed by
-//! `scripts/install-test-servers.sh` into `.tools/`; their tests skip with a
-//! message when they are missing, unless `MCP_TOOL_ERRORS_REQUIRE_SERVERS` is
-//! set (CI sets it), and then fail. Every read from a process is bounded by a
+//! `scripts/install-test-servers.sh` into `.tools/`; their tests are ignored
+//! unless asked for (`cargo test -p mcp-tool-errors-cli -- --include-ignored`),
+//! and then skip with a message when the servers are missing, unless
+//! `MCP_TOOL_ERRORS_REQUIRE_SERVERS` is set (CI sets it), and then fail. Every read from a process is bounded by a
 //! timeout, so a broken child fails a test instead of hanging it.
 
 #[allow(dead_code, unreachable_pub)]

@@ -17,6 +17,7 @@ fn python_server() -> Option<Server> {
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_tool_errors_become_the_element_with_the_sdks_own_text() {
     let Some(server) = python_server() else {
         return;
@@ -39,6 +40,7 @@ async fn python_tool_errors_become_the_element_with_the_sdks_own_text() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_tools_list_successes_and_progress_are_byte_identical_through_the_wrapper() {
     let Some(server) = python_server() else {
         return;
@@ -67,6 +69,7 @@ async fn python_tools_list_successes_and_progress_are_byte_identical_through_the
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_invalid_params_of_a_listed_tool_become_a_tool_error_with_the_option() {
     let Some(server) = python_server() else {
         return;
@@ -104,6 +107,7 @@ async fn python_invalid_params_of_a_listed_tool_become_a_tool_error_with_the_opt
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_crash_answers_the_call_in_flight_and_the_wrapper_exits_with_status_3() {
     let Some(server) = python_server() else {
         return;
@@ -127,6 +131,7 @@ async fn python_crash_answers_the_call_in_flight_and_the_wrapper_exits_with_stat
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_hang_is_answered_at_its_timeout_and_the_server_is_told_to_cancel() {
     let Some(server) = python_server() else {
         return;
