@@ -1,8 +1,9 @@
 //! The `mcp-tool-errors` command over real pipes: against a scripted child
 //! (`scripted`), a server on the official Python SDK (`python`) and the
-//! TypeScript reference server (`everything`).
+//! TypeScript reference server (`everything`), and launched by the MCP
+//! Inspector's CLI (`inspector`).
 //!
-//! The Python and TypeScript servers are installed by
+//! The Python and TypeScript servers and the Inspector are installed by
 //! `scripts/install-test-servers.sh` into `.tools/`; their tests are ignored
 //! unless asked for (`cargo test -p mcp-tool-errors-cli -- --include-ignored`),
 //! and then skip with a message when the servers are missing, unless
@@ -14,6 +15,7 @@
 mod example;
 
 mod everything;
+mod inspector;
 mod python;
 mod scripted;
 mod support;

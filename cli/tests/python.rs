@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::support::{Server, Session, installed, result_text, tool_call};
 
 /// The server, if scripts/install-test-servers.sh installed the SDK.
-fn python_server() -> Option<Server> {
+pub(crate) fn python_server() -> Option<Server> {
     let python = installed("python/bin/python", "the Python MCP SDK")?;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),

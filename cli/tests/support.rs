@@ -28,7 +28,7 @@ pub(crate) fn wrapper() -> &'static Path {
 /// This process's `PATH` without the directories that hold `cargo` or
 /// `rustc`: a session's wrapper runs as it would for a user who has no Rust
 /// toolchain (the servers of these tests are started by their full paths).
-fn path_without_rust() -> String {
+pub(crate) fn path_without_rust() -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let holds_rust = |dir: &Path| dir.join("cargo").exists() || dir.join("rustc").exists();
     let kept = std::env::split_paths(&path).filter(|dir| !holds_rust(dir));
