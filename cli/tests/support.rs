@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -12,9 +12,28 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// The bound on every wait for a line or an exit.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The wrapper, as cargo built it for this test run.
+/// The wrapper under test: the executable that `MCP_TOOL_ERRORS_BIN` names
+/// when set (scripts/ci/wheel.sh names the one a Python wheel installed), else
+/// the one cargo built for this test run.
 pub(crate) fn wrapper() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
+    static WRAPPER: OnceLock<PathBuf> = OnceLock::new();
+    WRAPPER.get_or_init(|| {
+        std::env::var_os("MCP_TOOL_ERRORS_BIN").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_mcp-tool-errors")),
+            PathBuf::from,
+        )
+    })
+}
+
+/// This process's `PATH` without the directories that hold `cargo` or
+/// `rustc`: a session's wrapper runs as it would for a user who has no Rust
+/// toolchain (the servers of these tests are started by their full paths).
+pub(crate) fn path_without_rust() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let holds_rust = |dir: &Path| dir.join("cargo").exists() || dir.join("rustc").exists();
+    let kept = std::env::split_paths(&path).filter(|dir| !holds_rust(dir));
+    let kept = std::env::join_paths(kept).expect("directories that were in PATH join again");
+    kept.into_string().expect("PATH is UTF-8")
 }
 
 /// A server's command line.
@@ -64,7 +83,9 @@ impl Session {
         args.push("--".to_owned());
         args.push(server.program.to_string_lossy().into_owned());
         args.extend(server.args.iter().cloned());
-        Self::spawn(wrapper(), &args, &server.env)
+        let mut env = server.env.clone();
+        env.push(("PATH".to_owned(), path_without_rust()));
+        Self::spawn(wrapper(), &args, &env)
     }
 
     fn spawn(program: &Path, args: &[String], env: &[(String, String)]) -> Self {
@@ -225,7 +246,7 @@ fn servers_required() -> bool {
 /// `path` under the repository's `.tools/`, if installed.
 pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
     let full = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".tools")
+        .join("../.tools")
         .join(path);
     if full.exists() {
         return Some(full);
