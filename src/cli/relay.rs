@@ -15,7 +15,7 @@ use tower_service::Service;
 
 use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
 use crate::client_io;
-use crate::exit_status::{describe, exit_code};
+use crate::exit_status::{self, describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{Outgoing, requests};
 use crate::options::Options;
@@ -54,7 +54,7 @@ pub(crate) async fn run(options: Options) -> i32 {
         Ok(process) => process,
         Err(error) => {
             crate::log(&format!("cannot start `{program}`: {error}"));
-            return 127;
+            return exit_status::spawn_failure(&error);
         }
     };
 

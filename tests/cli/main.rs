@@ -12,6 +12,7 @@
 #[path = "../support/example.rs"]
 mod example;
 
+mod command_line;
 mod everything;
 mod python;
 mod scripted;

@@ -309,7 +309,7 @@ async fn an_unknown_option_a_bad_duration_or_a_missing_command_is_refused() {
         (&["--no-such-option", "--", "true"][..], usage),
         (
             &["--tool-timeout", "5", "--", "true"][..],
-            "`5` has no unit",
+            "`5` is not a duration",
         ),
         (
             &["--tool-timeout-for", "search", "--", "true"][..],

@@ -17,6 +17,19 @@ pub(crate) fn wrapper() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
 }
 
+/// Runs the wrapper with `args` and no stdin to its end: its status and output.
+pub(crate) async fn run_wrapper(args: &[&str]) -> std::process::Output {
+    let output = Command::new(wrapper())
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap_or_else(|_| panic!("{args:?} did not end within {PATIENCE:?}"))
+        .expect("the wrapper runs")
+}
+
 /// A server's command line.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
