@@ -1,7 +1,7 @@
 //! `mcp-tool-errors`: wraps any stdio MCP server, in any language, with the layer.
 //!
 //! ```text
-//! mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]
+//! mcp-tool-errors [OPTIONS] COMMAND [ARGS]...      (`--` before COMMAND is optional)
 //! ```
 //!
 //! The command runs as a child; newline-delimited JSON-RPC is relayed between

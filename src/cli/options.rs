@@ -1,5 +1,5 @@
-//! The command line: the options mirror the layer's settings, then `--` and the
-//! server's command.
+//! The command line: the options mirror the layer's settings, then the
+//! server's command (`--` before it is optional).
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use mcp_tool_errors::ToolErrorLayer;
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]"
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]..."
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
@@ -42,13 +42,14 @@ pub(crate) struct Options {
     #[arg(long)]
     pub(crate) invalid_params_as_tool_errors: bool,
 
-    /// The server's command and its arguments, after `--`.
+    /// The server's command and its arguments: everything from the first
+    /// argument that is not an option of this command (or after `--`) is the
+    /// server's, options included.
     #[arg(
         value_name = "COMMAND",
         required = true,
         num_args = 1..,
-        last = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub(crate) command: Vec<String>,
 }
@@ -146,7 +147,7 @@ mod tests {
     }
 
     #[test]
-    fn the_command_comes_after_two_dashes_with_its_own_options() {
+    fn after_two_dashes_the_command_keeps_its_own_options() {
         let options = Options::try_parse_from([
             "mcp-tool-errors",
             "--tool-timeout",
@@ -171,6 +172,26 @@ mod tests {
         assert!(options.redact_secrets);
         assert!(!options.invalid_params_as_tool_errors);
         assert_eq!(options.command, ["uvx", "some-server", "--verbose"]);
+    }
+
+    #[test]
+    fn without_two_dashes_the_command_starts_at_the_first_value_and_keeps_its_options() {
+        let options = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--tool-timeout",
+            "1s",
+            "python",
+            "server.py",
+            "--tool-timeout",
+            "5",
+            "--",
+        ])
+        .expect("the options parse");
+        assert_eq!(options.tool_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(
+            options.command,
+            ["python", "server.py", "--tool-timeout", "5", "--"]
+        );
     }
 
     #[test]

@@ -91,3 +91,57 @@ async fn a_command_that_exists_but_cannot_run_exits_126() {
         );
     }
 }
+
+/// A child that writes its arguments to stderr, each in `<>`, and exits.
+const PRINT_ARGUMENTS: [&str; 4] = ["sh", "-c", r#"printf '<%s>' "$@" >&2"#, "sh"];
+
+#[tokio::test]
+async fn the_command_starts_at_the_first_argument_that_is_not_an_option_and_keeps_its_own() {
+    let child_options = ["--tool-timeout", "5", "--", "-x"];
+    for separator in [&[][..], &["--"][..]] {
+        let mut args = vec!["--tool-timeout", "1s"];
+        args.extend(separator);
+        args.extend(PRINT_ARGUMENTS);
+        args.extend(child_options);
+        let output = run_wrapper(&args).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "<--tool-timeout><5><--><-x>", "{args:?}");
+    }
+    let mut args = vec![];
+    args.extend(PRINT_ARGUMENTS);
+    args.push("--redact-secrets");
+    let output = run_wrapper(&args).await;
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "<--redact-secrets>"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_is_rewrapped_without_dashes_before_the_command() {
+    let error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"no such file"}],"isError":true}}"#;
+    let server = Server::scripted(json!({"on": {"tools/call read": [{"send": error}]}}));
+    let mut session = Session::wrapped_without_dashes(&["--redact-secrets"], &server);
+    let lines = session.exchange(&tool_call(1, "read", json!({}))).await;
+    assert_eq!(
+        result_text(&lines[0]),
+        mcp_tool_errors::render_error("read", "no such file")
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_option_before_the_command_is_still_refused() {
+    for args in [
+        &["--no-such-option", "true"][..],
+        &["--no-such-option", "--", "true"][..],
+    ] {
+        let output = run_wrapper(args).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("unexpected argument '--no-such-option'"),
+            "{stderr}"
+        );
+    }
+}

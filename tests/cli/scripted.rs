@@ -304,7 +304,7 @@ async fn invalid_params_of_a_listed_tool_become_a_tool_error_with_the_option() {
 
 #[tokio::test]
 async fn an_unknown_option_a_bad_duration_or_a_missing_command_is_refused() {
-    let usage = "Usage: mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]";
+    let usage = "Usage: mcp-tool-errors [OPTIONS] COMMAND [ARGS]...";
     for (args, says) in [
         (&["--no-such-option", "--", "true"][..], usage),
         (

@@ -71,10 +71,20 @@ impl Session {
         Self::spawn(&server.program, &server.args, &server.env)
     }
 
-    /// The server through the wrapper, with the wrapper's `options`.
+    /// The server through the wrapper, with the wrapper's `options`, then `--`.
     pub(crate) fn wrapped(options: &[&str], server: &Server) -> Self {
+        Self::wrapped_after(options, &["--"], server)
+    }
+
+    /// The server through the wrapper, its command right after the wrapper's
+    /// `options`, without `--`, as hosts that drop it launch it.
+    pub(crate) fn wrapped_without_dashes(options: &[&str], server: &Server) -> Self {
+        Self::wrapped_after(options, &[], server)
+    }
+
+    fn wrapped_after(options: &[&str], separator: &[&str], server: &Server) -> Self {
         let mut args: Vec<String> = options.iter().map(|option| option.to_string()).collect();
-        args.push("--".to_owned());
+        args.extend(separator.iter().map(|separator| separator.to_string()));
         args.push(server.program.to_string_lossy().into_owned());
         args.extend(server.args.iter().cloned());
         Self::spawn(wrapper(), &args, &server.env)
