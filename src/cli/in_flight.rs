@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::exit_status::exited_answer;
+use crate::id_in_use;
 use crate::message::{Answer, IdKey, id_key};
 
 /// One request (or batch) waiting for the child's answer.
@@ -45,6 +46,10 @@ impl InFlight {
         if let Some(status) = &self.gone {
             return Err(exited_answer(&requests, batch, status));
         }
+        let reused = self.reused(&requests);
+        if reused.contains(&true) {
+            return Err(id_in_use::refusal(&requests, batch, &reused));
+        }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         for (id, _) in &requests {
@@ -59,6 +64,16 @@ impl InFlight {
         };
         self.waiting.insert(ticket, waiting);
         Ok(ticket)
+    }
+
+    /// For each request, whether its id is in flight already or earlier in the
+    /// same message.
+    fn reused(&self, requests: &[(Value, bool)]) -> Vec<bool> {
+        let keys: Vec<IdKey> = requests.iter().map(|(id, _)| id_key(id)).collect();
+        keys.iter()
+            .enumerate()
+            .map(|(at, key)| self.by_id.contains_key(key) || keys[..at].contains(key))
+            .collect()
     }
 
     /// Takes the request that a response with one of `ids` answers.
@@ -127,6 +142,23 @@ mod tests {
         assert!(in_flight.answered(&[&json!("7")]).is_none());
         assert!(in_flight.answered(&[&json!(7)]).is_some());
         assert!(in_flight.answered(&[&json!(7)]).is_none());
+    }
+
+    #[test]
+    fn an_id_in_flight_or_twice_in_a_batch_is_refused_and_not_registered() {
+        let mut in_flight = InFlight::default();
+        let (sender, _receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(7), true)], false, sender)
+            .expect("registered");
+        let (sender, _receiver) = oneshot::channel();
+        let refused = in_flight.register(vec![(json!(7), false)], false, sender);
+        assert_eq!(refused.expect_err("refused").value["error"]["code"], -32600);
+        let (sender, _receiver) = oneshot::channel();
+        let twice = vec![(json!("a"), false), (json!("a"), false)];
+        assert!(in_flight.register(twice, true, sender).is_err());
+        assert_eq!(in_flight.waiting.len(), 1);
+        assert!(in_flight.answered(&[&json!(7)]).is_some());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod example;
 
 mod command_line;
 mod everything;
+mod in_flight;
 mod python;
 mod scripted;
 mod support;

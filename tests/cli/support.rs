@@ -131,6 +131,12 @@ impl Session {
         stdin.flush().await.expect("stdin flushes");
     }
 
+    /// Sends `message` and returns the next line.
+    pub(crate) async fn line_after(&mut self, message: &Value) -> String {
+        self.send(&message.to_string()).await;
+        self.line().await
+    }
+
     /// The next line, without its newline; `None` at EOF.
     pub(crate) async fn line_or_eof(&mut self) -> Option<String> {
         let mut line = String::new();
