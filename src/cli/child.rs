@@ -3,9 +3,9 @@
 //!
 //! The future that is dropped before its answer came (the layer's tool timeout
 //! expired) tells the child with `notifications/cancelled`, and the child's late
-//! answer is dropped.
+//! answer is dropped. A request the client cancels ends with [`Withdrawn`]:
+//! the client's own cancellation goes to the child, and nothing answers it.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use tower_service::Service;
 
 use crate::in_flight::{InFlight, Ticket};
-use crate::message::{Answer, Outgoing, requests, response_ids};
+use crate::message::{Answer, Outgoing, Withdrawn, cancelled_ids, requests, response_ids};
 
 /// What the task writing to the child's stdin is given.
 #[derive(Debug)]
@@ -53,6 +53,22 @@ impl Child {
     /// answered with its `status`.
     pub(crate) fn gone(&self, status: String) {
         self.in_flight().child_gone(status);
+    }
+
+    /// Withdraws the requests that the client's `message` cancels; returns
+    /// whether the message is to be sent to the child: not when it is only
+    /// cancellations the child was sent already.
+    pub(crate) fn client_cancelled(&self, message: &Value) -> bool {
+        let ids = cancelled_ids(message);
+        if ids.is_empty() {
+            return true;
+        }
+        let mut in_flight = self.in_flight();
+        let mut tell_child = false;
+        for id in ids {
+            tell_child |= in_flight.withdraw(id);
+        }
+        tell_child || message.is_array()
     }
 
     fn in_flight(&self) -> MutexGuard<'_, InFlight> {
@@ -94,10 +110,10 @@ impl ChildService {
 
 impl Service<Outgoing> for ChildService {
     type Response = Answer;
-    type Error = Infallible;
+    type Error = Withdrawn;
     type Future = ResponseFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
         Poll::Ready(Ok(()))
     }
 
@@ -135,7 +151,7 @@ pub(crate) enum ResponseFuture {
 }
 
 impl Future for ResponseFuture {
-    type Output = Result<Answer, Infallible>;
+    type Output = Result<Answer, Withdrawn>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let answer = match &mut *self {
@@ -143,8 +159,12 @@ impl Future for ResponseFuture {
             Self::Waiting { receiver, .. } => match Pin::new(receiver).poll(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(answer)) => answer,
-                // The table answers every request it drops; this cannot happen.
-                Poll::Ready(Err(_)) => unreachable!("a request left the table unanswered"),
+                // The table drops a request unanswered only when the client
+                // cancelled it.
+                Poll::Ready(Err(_)) => {
+                    *self = Self::Answered(None);
+                    return Poll::Ready(Err(Withdrawn));
+                }
             },
         };
         *self = Self::Answered(None);
@@ -245,7 +265,7 @@ fn route_child_line(
             // A receiver dropped since (a timeout) takes no answer.
             return waiting.send(answer).ok().map(|()| is_queued);
         }
-        if in_flight.was_cancelled(&ids) {
+        if in_flight.was_given_up(&ids) {
             crate::log("dropped the server's late answer to a request the client gave up");
             return None;
         }

@@ -55,6 +55,28 @@ impl Answer {
     }
 }
 
+/// The error of the child's service: the client cancelled the request, which
+/// gets no answer then (the layer passes service errors through untouched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Withdrawn;
+
+/// The ids of the requests that a client's message (or batch) cancels: the
+/// `params.requestId` of each `notifications/cancelled`.
+pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
+    fn read(message: &Value) -> Option<&Value> {
+        let object = message.as_object()?;
+        if object.get("method")?.as_str()? != "notifications/cancelled" || object.contains_key("id")
+        {
+            return None;
+        }
+        object.get("params")?.get("requestId")
+    }
+    match message {
+        Value::Array(batch) => batch.iter().filter_map(read).collect(),
+        single => read(single).into_iter().collect(),
+    }
+}
+
 /// The id of a request as a map key: an integer as it is, anything else as its
 /// JSON text, so `1`, `1.0` and `"1"` are three keys.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

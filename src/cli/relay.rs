@@ -2,7 +2,6 @@
 //! client, with client requests going through the service stack, until the
 //! child exits.
 
-use std::convert::Infallible;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +16,7 @@ use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child
 use crate::client_io;
 use crate::exit_status::{self, describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::{Outgoing, requests};
+use crate::message::{Outgoing, Withdrawn, requests};
 use crate::options::Options;
 use crate::signals;
 
@@ -160,7 +159,7 @@ async fn relay_client<S>(
     to_client: mpsc::UnboundedSender<Vec<u8>>,
     closed: oneshot::Sender<()>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
     S::Future: Send + 'static,
 {
     let mut bursts = client_io::read_lines();
@@ -181,23 +180,37 @@ async fn relay_client_line<S>(
     to_client: &mpsc::UnboundedSender<Vec<u8>>,
     line: Vec<u8>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
     S::Future: Send + 'static,
 {
     let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
-        Ok(value) if !requests(&value).is_empty() => value,
-        // Notifications, responses to the child's requests, and lines that
-        // are not JSON (the child answers those) pass as they are.
-        _ => {
+        Ok(value) => value,
+        // Not JSON: the child answers it.
+        Err(_) => {
             child.send(ToChild::Line(line));
             return;
         }
     };
-    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let tell_child = child.client_cancelled(&value);
+    if requests(&value).is_empty() {
+        // Notifications and responses to the child's requests pass as they are.
+        if tell_child {
+            child.send(ToChild::Line(line));
+        }
+        return;
+    }
+    if std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .is_err()
+    {
+        return;
+    }
     let answer = service.call(Outgoing { value, line });
     let to_client = to_client.clone();
     tokio::spawn(async move {
-        let Ok(answer) = answer.await;
-        answer.queue(&to_client);
+        // A request the client cancelled gets no answer.
+        if let Ok(answer) = answer.await {
+            answer.queue(&to_client);
+        }
     });
 }
