@@ -19,6 +19,7 @@
 //!   received id's JSON text, `$REQUEST_ID` by that of its `params.requestId`
 //!   (a cancellation names the request it cancels) and `$LINE` by the
 //!   received line (trimmed);
+//! - `{"repeat": TEXT, "times": N}` writes TEXT and a newline N times, as is;
 //! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
 //!
 //! At the end of stdin it exits with the script's `eof_exit` (0 if absent), or,
@@ -59,6 +60,13 @@ fn main() {
                     .replace("$LINE", line.trim());
                 writeln!(stdout, "{text}").expect("stdout is open");
                 stdout.flush().expect("stdout is open");
+            }
+            if let Some(text) = action["repeat"].as_str() {
+                let mut flood = std::io::BufWriter::new(&mut stdout);
+                for _ in 0..action["times"].as_u64().unwrap_or(1) {
+                    writeln!(flood, "{text}").expect("stdout is open");
+                }
+                flood.flush().expect("stdout is open");
             }
             if let Some(code) = action["exit"].as_i64() {
                 std::process::exit(i32::try_from(code).expect("an exit code"));

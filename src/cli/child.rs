@@ -19,6 +19,7 @@ use tower_service::Service;
 
 use crate::in_flight::{InFlight, Ticket};
 use crate::message::{Answer, Outgoing, Withdrawn, cancelled_ids, requests, response_ids};
+use crate::throttled_log::ThrottledLog;
 
 /// What the task writing to the child's stdin is given.
 #[derive(Debug)]
@@ -209,24 +210,100 @@ pub(crate) async fn read_from_child(
     to_client: mpsc::UnboundedSender<Vec<u8>>,
 ) {
     let mut stdout = BufReader::new(stdout);
+    let mut logs = ChildLogs::default();
+    // Kept across a wait that ends early, so that no byte read is lost.
+    let mut line = Vec::new();
     loop {
-        let mut line = Vec::new();
-        match stdout.read_until(b'\n', &mut line).await {
-            Ok(0) => return,
+        let count_due = logs.count_due();
+        let read = tokio::select! {
+            read = stdout.read_until(b'\n', &mut line) => read,
+            () = sleep_until_some(count_due) => {
+                logs.write_due_counts();
+                continue;
+            }
+        };
+        match read {
+            Ok(0) if line.is_empty() => break,
             Ok(_) => {}
             Err(error) => {
                 crate::log(&format!("cannot read the server's stdout: {error}"));
-                return;
+                break;
             }
         }
+        let mut line = std::mem::take(&mut line);
         if !line.ends_with(b"\n") {
             line.push(b'\n');
         }
-        if let Some(queued) = route_child_line(line, &child, &to_client) {
+        if let Some(queued) = route_child_line(line, &child, &to_client, &mut logs) {
             // The answer goes through the layer in its request's task; the
             // child's next line waits until it is queued, so order is kept.
             let _ = queued.await;
         }
+    }
+    logs.write_counts();
+}
+
+/// Sleeps until `deadline`, or forever without one.
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How the log line for a line from the child that is not JSON begins.
+const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON";
+
+/// The log line for a late answer that is dropped.
+const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
+
+/// The log lines the child's stdout can cause at any rate, each throttled.
+#[derive(Debug)]
+struct ChildLogs {
+    not_json: ThrottledLog,
+    late_answers: ThrottledLog,
+}
+
+impl Default for ChildLogs {
+    fn default() -> Self {
+        Self {
+            not_json: ThrottledLog::new(NOT_JSON),
+            late_answers: ThrottledLog::new(LATE_ANSWER),
+        }
+    }
+}
+
+impl ChildLogs {
+    fn logs(&mut self) -> [&mut ThrottledLog; 2] {
+        [&mut self.not_json, &mut self.late_answers]
+    }
+
+    fn count_due(&mut self) -> Option<tokio::time::Instant> {
+        self.logs()
+            .into_iter()
+            .filter_map(|log| log.count_due())
+            .min()
+    }
+
+    fn write_due_counts(&mut self) {
+        let now = tokio::time::Instant::now();
+        for log in self.logs() {
+            if log.count_due().is_some_and(|due| due <= now) {
+                log.count().iter().for_each(|line| crate::log(line));
+            }
+        }
+    }
+
+    fn write_counts(&mut self) {
+        for log in self.logs() {
+            log.count().iter().for_each(|line| crate::log(line));
+        }
+    }
+}
+
+fn write_event(log: &mut ThrottledLog, message: impl FnOnce() -> String) {
+    for line in log.event(tokio::time::Instant::now(), message) {
+        crate::log(&line);
     }
 }
 
@@ -236,6 +313,7 @@ fn route_child_line(
     line: Vec<u8>,
     child: &Child,
     to_client: &mpsc::UnboundedSender<Vec<u8>>,
+    logs: &mut ChildLogs,
 ) -> Option<oneshot::Receiver<()>> {
     let text = line.trim_ascii();
     if text.is_empty() {
@@ -244,10 +322,10 @@ fn route_child_line(
     let value: Value = match serde_json::from_slice(text) {
         Ok(value) => value,
         Err(error) => {
-            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-            crate::log(&format!(
-                "not forwarded: the server wrote a line that is not JSON ({error}): {shown}"
-            ));
+            write_event(&mut logs.not_json, || {
+                let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+                format!("{NOT_JSON} ({error}): {shown}")
+            });
             return None;
         }
     };
@@ -266,7 +344,8 @@ fn route_child_line(
             return waiting.send(answer).ok().map(|()| is_queued);
         }
         if in_flight.was_given_up(&ids) {
-            crate::log("dropped the server's late answer to a request the client gave up");
+            drop(in_flight);
+            write_event(&mut logs.late_answers, || LATE_ANSWER.to_owned());
             return None;
         }
     }

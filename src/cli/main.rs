@@ -30,6 +30,7 @@ mod message;
 mod options;
 mod relay;
 mod signals;
+mod throttled_log;
 
 use clap::Parser;
 

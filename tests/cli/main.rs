@@ -12,6 +12,7 @@
 #[path = "../support/example.rs"]
 mod example;
 
+mod child_output;
 mod command_line;
 mod everything;
 mod in_flight;
