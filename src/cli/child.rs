@@ -338,6 +338,7 @@ fn route_child_line(
             let answer = Answer {
                 value,
                 line: Some(line),
+                changed: false,
                 queued: Some(queued),
             };
             // A receiver dropped since (a timeout) takes no answer.

@@ -30,6 +30,7 @@ mod message;
 mod options;
 mod relay;
 mod signals;
+mod splice;
 mod throttled_log;
 
 use clap::Parser;
