@@ -42,14 +42,15 @@ pub(crate) async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    let mut process = match Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-    {
+        .kill_on_drop(true);
+    signals::isolate(&mut command);
+    let mut process = match command.spawn() {
         Ok(process) => process,
         Err(error) => {
             crate::log(&format!("cannot start `{program}`: {error}"));
@@ -80,6 +81,7 @@ pub(crate) async fn run(options: Options) -> i32 {
 
     let status = wait_for_child(
         &mut process,
+        &child,
         &mut forwarded,
         &mut client_closed_seen,
         &mut reader,
@@ -109,9 +111,11 @@ pub(crate) async fn run(options: Options) -> i32 {
 
 /// Waits for the child's exit, forwarding signals, and killing it when it does
 /// not exit within the grace period after the client closed stdin or the child
-/// closed its stdout (it can answer nothing more then).
+/// closed its stdout (it can answer nothing more then), or after a second
+/// SIGINT or SIGTERM (which closes its stdin and sends it SIGTERM).
 async fn wait_for_child(
     process: &mut tokio::process::Child,
+    child: &Child,
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
     reader: &mut tokio::task::JoinHandle<()>,
@@ -119,6 +123,7 @@ async fn wait_for_child(
     let pid = process.id();
     let mut kill_at = None;
     let mut reader_done = false;
+    let (mut asked_to_stop, mut insisted) = (false, false);
     loop {
         let grace_over = async {
             match kill_at {
@@ -129,9 +134,18 @@ async fn wait_for_child(
         tokio::select! {
             status = process.wait() => return status,
             signal = forwarded.next() => {
-                if let Some(pid) = pid {
+                let Some(pid) = pid else { continue };
+                let stop = signals::asks_to_stop(signal);
+                if stop && asked_to_stop && !insisted {
+                    insisted = true;
+                    crate::log("asked again to stop: closing the server's stdin and sending it SIGTERM, then SIGKILL in 5 s");
+                    child.send(ToChild::Close);
+                    signals::send(pid, libc::SIGTERM);
+                    kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
+                } else {
                     signals::send(pid, signal);
                 }
+                asked_to_stop |= stop;
             }
             closed = &mut *client_closed, if kill_at.is_none() && !client_closed.is_terminated() => {
                 if closed.is_ok() {
@@ -143,7 +157,10 @@ async fn wait_for_child(
                 kill_at = kill_at.or(Some(tokio::time::Instant::now() + EXIT_GRACE));
             }
             () = grace_over => {
-                crate::log("the server did not exit after the end of its stdin or stdout; killing it");
+                crate::log("the server did not exit in time; killing it");
+                if let Some(pid) = pid {
+                    signals::send(pid, libc::SIGKILL);
+                }
                 let _ = process.start_kill();
                 kill_at = None;
             }

@@ -18,4 +18,5 @@ mod everything;
 mod in_flight;
 mod python;
 mod scripted;
+mod signals;
 mod support;

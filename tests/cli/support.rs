@@ -205,6 +205,14 @@ impl Session {
             .expect("the process is waited for")
     }
 
+    /// Whether the process has exited (without waiting).
+    pub(crate) fn has_exited(&mut self) -> bool {
+        self.process
+            .try_wait()
+            .expect("the process is polled")
+            .is_some()
+    }
+
     /// The process id.
     pub(crate) fn pid(&self) -> u32 {
         self.process.id().expect("the process runs")
@@ -274,4 +282,43 @@ pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
 /// features so that the build is the one `cargo test` just made.
 fn scripted_server() -> PathBuf {
     crate::example::example_binary("scripted_stdio_server")
+}
+
+/// Sends signal `name` (`INT`, `TERM`, `KILL`...) to process `pid`.
+pub(crate) fn signal(pid: u32, name: &str) {
+    let kill = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status();
+    assert!(kill.expect("kill runs").success(), "kill -{name} {pid}");
+}
+
+/// The fields of `/proc/PID/stat` after the command name: state, parent,
+/// process group...; `None` once the process is gone.
+fn proc_stat(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(')')?;
+    Some(fields.split_whitespace().map(str::to_owned).collect())
+}
+
+/// The processes whose parent is `pid`.
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").expect("/proc is listed");
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&candidate| {
+            proc_stat(candidate).is_some_and(|fields| fields[1] == pid.to_string())
+        })
+        .collect()
+}
+
+/// The process group of `pid`.
+pub(crate) fn process_group(pid: u32) -> u32 {
+    let fields = proc_stat(pid).unwrap_or_else(|| panic!("process {pid} is gone"));
+    fields[2].parse().expect("a process group id")
+}
+
+/// Whether `pid` still runs: neither gone nor a zombie waiting to be reaped.
+pub(crate) fn runs(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|fields| fields[0] != "Z")
 }
