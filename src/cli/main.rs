@@ -15,9 +15,11 @@
 //!
 //! The files: `options` (the command line), `message` (a line and its value),
 //! `child` (the service over the child's stdio), `client_io` (the wrapper's own
-//! stdin and stdout), `in_flight` (matching answers
-//! to requests by id), `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id in flight), `invalid_params` (the `-32602` conversion), `relay` (the
-//! loops), `exit_status` and `signals`.
+//! stdin and stdout), `in_flight` (matching answers to requests by id),
+//! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
+//! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
+//! answer written as the child's bytes), `throttled_log` (logs a child can
+//! cause at any rate), `relay` (the loops), `exit_status` and `signals`.
 
 mod child;
 mod client_io;
