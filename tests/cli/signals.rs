@@ -72,16 +72,12 @@ async fn a_second_sigterm_kills_a_child_that_ignores_sigterm_and_its_stdin_after
 #[tokio::test]
 async fn sighup_and_sigquit_are_passed_to_the_child() {
     for (name, number) in [("HUP", 1), ("QUIT", 3)] {
-        let server = Server::scripted(
-            json!({"on": {"ping": [{"send": r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#}]}}),
-        );
+        // The child says it got the call, which is then in flight.
+        let got = r#"{"jsonrpc":"2.0","method":"test/got"}"#;
+        let server = Server::scripted(json!({"on": {"tools/call slow": [{"send": got}]}}));
         let mut session = Session::wrapped(&[], &server);
-        session
-            .exchange(&json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}))
-            .await;
-        session
-            .send(&tool_call(1, "slow", json!({})).to_string())
-            .await;
+        let call = tool_call(1, "slow", json!({}));
+        assert_eq!(session.line_after(&call).await, got);
         signal(session.pid(), name);
         let message = format!("The server process exited (signal SIG{name}) before answering.");
         let answer: Value = serde_json::from_str(&session.line().await).expect("JSON");
