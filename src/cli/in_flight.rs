@@ -48,14 +48,13 @@ impl InFlight {
         if let Some(status) = &self.gone {
             return Err(exited_answer(&requests, batch, status));
         }
-        let reused = self.reused(&requests);
-        if reused.contains(&true) {
+        let keys: Vec<IdKey> = requests.iter().map(|(id, _)| id_key(id)).collect();
+        if let Some(reused) = self.reused(&keys) {
             return Err(id_in_use::refusal(&requests, batch, &reused));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        for (id, _) in &requests {
-            let key = id_key(id);
+        for key in keys {
             self.given_up.forget(&key);
             self.by_id.insert(key, ticket);
         }
@@ -68,14 +67,21 @@ impl InFlight {
         Ok(ticket)
     }
 
-    /// For each request, whether its id is in flight already or earlier in the
-    /// same message.
-    fn reused(&self, requests: &[(Value, bool)]) -> Vec<bool> {
-        let keys: Vec<IdKey> = requests.iter().map(|(id, _)| id_key(id)).collect();
-        keys.iter()
+    /// If an id of `keys` is in flight already or earlier in the same message,
+    /// whether each is; `None` when none is.
+    fn reused(&self, keys: &[IdKey]) -> Option<Vec<bool>> {
+        let is_reused =
+            |at: usize, key: &IdKey| self.by_id.contains_key(key) || keys[..at].contains(key);
+        let first = keys
+            .iter()
             .enumerate()
-            .map(|(at, key)| self.by_id.contains_key(key) || keys[..at].contains(key))
-            .collect()
+            .position(|(at, key)| is_reused(at, key))?;
+        Some(
+            keys.iter()
+                .enumerate()
+                .map(|(at, key)| at >= first && is_reused(at, key))
+                .collect(),
+        )
     }
 
     /// Takes the request that a response with one of `ids` answers.
