@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::support::{Server, Session};
+use crate::support::{Server, Session, send};
 
 /// How the wrapper's log line for a line that is not JSON begins.
 const NOT_JSON: &str = "mcp-tool-errors: not forwarded: the server wrote a line that is not JSON";
@@ -16,7 +16,7 @@ async fn a_child_flooding_stdout_with_text_gets_one_log_line_a_second_and_a_coun
     let server = Server::scripted(json!({
         "on": {"ping": [
             {"repeat": "this is not JSON", "times": FLOOD},
-            {"send": r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#},
+            send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#),
         ]},
     }));
     let mut session = Session::wrapped(&[], &server);
@@ -69,10 +69,10 @@ async fn a_rewritten_answer_keeps_the_childs_key_order_and_every_other_byte() {
     let task_error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"isError":true,"content":[{"type":"text","text":"boom"}],"_meta":{"z":1,"a":2}}}"#;
     let server = Server::scripted(json!({
         "on": {
-            "tools/call fail": [{"send": error}],
-            "batch": [{"send": batch}],
-            "tools/call build": [{"send": r#"{"jsonrpc":"2.0","id":$ID,"result":{"task":{"taskId":"t-1","status":"working"}}}"#}],
-            "tasks/result": [{"send": task_error}],
+            "tools/call fail": [send(error)],
+            "batch": [send(batch)],
+            "tools/call build": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{"task":{"taskId":"t-1","status":"working"}}}"#)],
+            "tasks/result": [send(task_error)],
         },
     }));
     let mut session = Session::wrapped(&["--max-error-bytes", "100"], &server);

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
 
-use crate::support::{Server, Session, result_text, run_wrapper, tool_call};
+use crate::support::{Server, Session, result_text, run_wrapper, send, tool_call};
 
 #[tokio::test]
 async fn durations_take_fractions_hours_and_compounds() {
@@ -121,7 +121,7 @@ async fn the_command_starts_at_the_first_argument_that_is_not_an_option_and_keep
 #[tokio::test]
 async fn a_tool_error_is_rewrapped_without_dashes_before_the_command() {
     let error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"no such file"}],"isError":true}}"#;
-    let server = Server::scripted(json!({"on": {"tools/call read": [{"send": error}]}}));
+    let server = Server::scripted(json!({"on": {"tools/call read": [send(error)]}}));
     let mut session = Session::wrapped_without_dashes(&["--redact-secrets"], &server);
     let lines = session.exchange(&tool_call(1, "read", json!({}))).await;
     assert_eq!(

@@ -3,11 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Server, Session, tool_call};
-
-fn send(text: &str) -> Value {
-    json!({"send": text})
-}
+use crate::support::{GOT, Server, Session, send, tool_call};
 
 #[tokio::test]
 async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_keeps_its_answer() {
@@ -66,9 +62,6 @@ async fn a_batch_reusing_an_id_in_flight_is_refused_whole() {
         "Invalid request: id 1 is already in use."
     );
 }
-
-/// Echoes a received line back as the params of a `test/got` notification.
-const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
 
 /// The child's answer to the request a cancellation names, sent after it.
 const LATE: &str = r#"{"jsonrpc":"2.0","id":$REQUEST_ID,"result":{"content":[{"type":"text","text":"late"}],"isError":true}}"#;

@@ -4,15 +4,7 @@
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
-use crate::support::{Server, Session, result_text, tool_call};
-
-/// Echoes a received line back as the params of a `test/got` notification,
-/// so a test sees the bytes the child got.
-const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
-
-fn send(text: &str) -> Value {
-    json!({"send": text})
-}
+use crate::support::{GOT, Server, Session, result_text, send, tool_call};
 
 #[tokio::test]
 async fn everything_but_tool_call_answers_passes_byte_for_byte_both_ways() {

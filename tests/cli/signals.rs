@@ -8,7 +8,8 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
 use crate::support::{
-    PATIENCE, Server, Session, children_of, process_group, result_text, runs, signal, tool_call,
+    PATIENCE, Server, Session, children_of, process_group, result_text, runs, send, signal,
+    tool_call,
 };
 
 /// A shell child that ignores SIGINT and SIGTERM, says so on stderr, then runs
@@ -74,7 +75,7 @@ async fn sighup_and_sigquit_are_passed_to_the_child() {
     for (name, number) in [("HUP", 1), ("QUIT", 3)] {
         // The child says it got the call, which is then in flight.
         let got = r#"{"jsonrpc":"2.0","method":"test/got"}"#;
-        let server = Server::scripted(json!({"on": {"tools/call slow": [{"send": got}]}}));
+        let server = Server::scripted(json!({"on": {"tools/call slow": [send(got)]}}));
         let mut session = Session::wrapped(&[], &server);
         let call = tool_call(1, "slow", json!({}));
         assert_eq!(session.line_after(&call).await, got);
@@ -93,7 +94,7 @@ async fn sighup_and_sigquit_are_passed_to_the_child() {
 #[tokio::test]
 async fn the_child_has_its_own_process_group_and_dies_with_the_command() {
     let server = Server::scripted(
-        json!({"on": {"ping": [{"send": r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#}]}}),
+        json!({"on": {"ping": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#)]}}),
     );
     let mut session = Session::wrapped(&[], &server);
     session

@@ -236,6 +236,15 @@ impl Session {
     }
 }
 
+/// A scripted child's action: write `text` (see examples/scripted_stdio_server.rs).
+pub(crate) fn send(text: &str) -> Value {
+    json!({"send": text})
+}
+
+/// A scripted child's line that echoes a received line back as the params of a
+/// `test/got` notification, so a test sees the bytes the child got.
+pub(crate) const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
+
 /// A `tools/call` request.
 pub(crate) fn tool_call(id: i64, tool: &str, arguments: Value) -> Value {
     json!({
