@@ -27,8 +27,8 @@ async fn a_child_flooding_stdout_with_text_gets_one_log_line_a_second_and_a_coun
     assert_eq!(lines, [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]);
     session.close_stdin();
     session.wait().await;
+    let stderr = session.stderr_to_end().await;
     let seconds = started.elapsed().as_secs();
-    let stderr = session.stderr();
     let logged: Vec<&str> = stderr
         .lines()
         .filter(|line| line.starts_with(NOT_JSON))

@@ -235,11 +235,8 @@ async fn a_child_that_outlives_the_end_of_stdin_is_killed_after_the_grace_period
     session.close_stdin();
     // The grace period is 5 s of real time: the child is a separate process.
     assert_eq!(session.wait().await.code(), Some(128 + 9));
-    assert!(
-        session.stderr().contains("killing it"),
-        "{}",
-        session.stderr()
-    );
+    let stderr = session.stderr_to_end().await;
+    assert!(stderr.contains("killing it"), "{stderr}");
 }
 
 #[tokio::test]

@@ -63,6 +63,8 @@ pub(crate) struct Session {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<String>>,
+    /// The task reading stderr, until the pipe's end.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Session {
@@ -105,7 +107,7 @@ impl Session {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = process.stderr.take().expect("stderr is piped");
         let collected = stderr.clone();
-        tokio::spawn(async move {
+        let stderr_reader = tokio::spawn(async move {
             let mut buffer = [0; 4096];
             while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
                 let text = String::from_utf8_lossy(&buffer[..read]);
@@ -117,6 +119,7 @@ impl Session {
             stdin,
             stdout,
             stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -221,6 +224,18 @@ impl Session {
     /// Everything written to stderr so far.
     pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// All that is written to stderr, once every process holding the pipe has
+    /// closed it (after [`Session::wait`]).
+    pub(crate) async fn stderr_to_end(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            tokio::time::timeout(PATIENCE, reader)
+                .await
+                .unwrap_or_else(|_| panic!("stderr did not end within {PATIENCE:?}"))
+                .expect("the stderr reader ends");
+        }
+        self.stderr()
     }
 
     /// Waits until stderr holds `text`.
