@@ -14,8 +14,12 @@
 #[path = "../../tests/support/example.rs"]
 mod example;
 
+mod child_output;
+mod command_line;
 mod everything;
+mod in_flight;
 mod inspector;
 mod python;
 mod scripted;
+mod signals;
 mod support;

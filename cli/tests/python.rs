@@ -158,3 +158,56 @@ async fn python_hang_is_answered_at_its_timeout_and_the_server_is_told_to_cancel
         .await;
     assert_eq!(result_text(lines.last().expect("an answer")), "still here");
 }
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_a_call_the_client_cancels_is_cancelled_at_the_server_and_never_answered() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let mut session = Session::wrapped(&["--tool-timeout", "1s"], &server);
+    session.initialize().await;
+    session
+        .send(&tool_call(1, "sleep", json!({"seconds": 30})).to_string())
+        .await;
+    // Sent once the call runs: the server logs nothing for a call it has not
+    // started yet, so a cancellation sent at once may not show.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await;
+    session
+        .stderr_shows("python_server: sleep was cancelled")
+        .await;
+    // Past the timeout, the next line is the echo's answer: nothing for 1.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let lines = session
+        .exchange(&tool_call(2, "echo", json!({"text": "next"})))
+        .await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(result_text(&lines[0]), "next");
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_a_second_sigint_stops_the_server_and_answers_the_call_in_flight() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let mut session = Session::wrapped(&[], &server);
+    session.initialize().await;
+    session
+        .send(&tool_call(1, "sleep", json!({"seconds": 30})).to_string())
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    crate::support::signal(session.pid(), "INT");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    crate::support::signal(session.pid(), "INT");
+    let text = result_text(&session.line().await);
+    assert!(
+        text.starts_with("<error tool=\"sleep\">\nThe server process exited ("),
+        "{text}"
+    );
+    assert_eq!(session.line_or_eof().await, None);
+    session.wait().await;
+}

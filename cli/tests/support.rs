@@ -36,6 +36,19 @@ pub(crate) fn path_without_rust() -> String {
     kept.into_string().expect("PATH is UTF-8")
 }
 
+/// Runs the wrapper with `args` and no stdin to its end: its status and output.
+pub(crate) async fn run_wrapper(args: &[&str]) -> std::process::Output {
+    let output = Command::new(wrapper())
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap_or_else(|_| panic!("{args:?} did not end within {PATIENCE:?}"))
+        .expect("the wrapper runs")
+}
+
 /// A server's command line.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
@@ -69,6 +82,8 @@ pub(crate) struct Session {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<String>>,
+    /// The task reading stderr, until the pipe's end.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Session {
@@ -77,10 +92,20 @@ impl Session {
         Self::spawn(&server.program, &server.args, &server.env)
     }
 
-    /// The server through the wrapper, with the wrapper's `options`.
+    /// The server through the wrapper, with the wrapper's `options`, then `--`.
     pub(crate) fn wrapped(options: &[&str], server: &Server) -> Self {
+        Self::wrapped_after(options, &["--"], server)
+    }
+
+    /// The server through the wrapper, its command right after the wrapper's
+    /// `options`, without `--`, as hosts that drop it launch it.
+    pub(crate) fn wrapped_without_dashes(options: &[&str], server: &Server) -> Self {
+        Self::wrapped_after(options, &[], server)
+    }
+
+    fn wrapped_after(options: &[&str], separator: &[&str], server: &Server) -> Self {
         let mut args: Vec<String> = options.iter().map(|option| option.to_string()).collect();
-        args.push("--".to_owned());
+        args.extend(separator.iter().map(|separator| separator.to_string()));
         args.push(server.program.to_string_lossy().into_owned());
         args.extend(server.args.iter().cloned());
         let mut env = server.env.clone();
@@ -103,7 +128,7 @@ impl Session {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = process.stderr.take().expect("stderr is piped");
         let collected = stderr.clone();
-        tokio::spawn(async move {
+        let stderr_reader = tokio::spawn(async move {
             let mut buffer = [0; 4096];
             while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
                 let text = String::from_utf8_lossy(&buffer[..read]);
@@ -115,6 +140,7 @@ impl Session {
             stdin,
             stdout,
             stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -127,6 +153,12 @@ impl Session {
             .expect("stdin takes the line");
         stdin.write_all(b"\n").await.expect("stdin takes the line");
         stdin.flush().await.expect("stdin flushes");
+    }
+
+    /// Sends `message` and returns the next line.
+    pub(crate) async fn line_after(&mut self, message: &Value) -> String {
+        self.send(&message.to_string()).await;
+        self.line().await
     }
 
     /// The next line, without its newline; `None` at EOF.
@@ -197,6 +229,14 @@ impl Session {
             .expect("the process is waited for")
     }
 
+    /// Whether the process has exited (without waiting).
+    pub(crate) fn has_exited(&mut self) -> bool {
+        self.process
+            .try_wait()
+            .expect("the process is polled")
+            .is_some()
+    }
+
     /// The process id.
     pub(crate) fn pid(&self) -> u32 {
         self.process.id().expect("the process runs")
@@ -205,6 +245,18 @@ impl Session {
     /// Everything written to stderr so far.
     pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// All that is written to stderr, once every process holding the pipe has
+    /// closed it (after [`Session::wait`]).
+    pub(crate) async fn stderr_to_end(&mut self) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            tokio::time::timeout(PATIENCE, reader)
+                .await
+                .unwrap_or_else(|_| panic!("stderr did not end within {PATIENCE:?}"))
+                .expect("the stderr reader ends");
+        }
+        self.stderr()
     }
 
     /// Waits until stderr holds `text`.
@@ -219,6 +271,15 @@ impl Session {
         }
     }
 }
+
+/// A scripted child's action: write `text` (see examples/scripted_stdio_server.rs).
+pub(crate) fn send(text: &str) -> Value {
+    json!({"send": text})
+}
+
+/// A scripted child's line that echoes a received line back as the params of a
+/// `test/got` notification, so a test sees the bytes the child got.
+pub(crate) const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
 
 /// A `tools/call` request.
 pub(crate) fn tool_call(id: i64, tool: &str, arguments: Value) -> Value {
@@ -266,4 +327,43 @@ pub(crate) fn installed(path: &str, what: &str) -> Option<PathBuf> {
 /// features so that the build is the one `cargo test` just made.
 fn scripted_server() -> PathBuf {
     crate::example::example_binary("scripted_stdio_server")
+}
+
+/// Sends signal `name` (`INT`, `TERM`, `KILL`...) to process `pid`.
+pub(crate) fn signal(pid: u32, name: &str) {
+    let kill = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status();
+    assert!(kill.expect("kill runs").success(), "kill -{name} {pid}");
+}
+
+/// The fields of `/proc/PID/stat` after the command name: state, parent,
+/// process group...; `None` once the process is gone.
+fn proc_stat(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(')')?;
+    Some(fields.split_whitespace().map(str::to_owned).collect())
+}
+
+/// The processes whose parent is `pid`.
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").expect("/proc is listed");
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&candidate| {
+            proc_stat(candidate).is_some_and(|fields| fields[1] == pid.to_string())
+        })
+        .collect()
+}
+
+/// The process group of `pid`.
+pub(crate) fn process_group(pid: u32) -> u32 {
+    let fields = proc_stat(pid).unwrap_or_else(|| panic!("process {pid} is gone"));
+    fields[2].parse().expect("a process group id")
+}
+
+/// Whether `pid` still runs: neither gone nor a zombie waiting to be reaped.
+pub(crate) fn runs(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|fields| fields[0] != "Z")
 }
