@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the `rust-version` of Cargo.toml is true: that no package in the
 # locked dependency graph asks for a newer Rust, for every feature set of
-# scripts/ci/feature_sets.sh (the default, each feature alone, all of them).
+# scripts/ci/feature_sets.sh (the default, each feature alone, all of them), and
+# for the command's package, cli/ (reported as the set `cli`).
 #
 # Two verdicts, both fatal:
 #   - a dependency of the library (normal or build, at any depth): every user
@@ -25,6 +26,7 @@ while read -r name flags; do
   # shellcheck disable=SC2086 # the flags are separate words
   metadata $flags >"$tmp/$name.json"
 done < <(scripts/ci/feature_sets.sh)
+metadata --manifest-path cli/Cargo.toml >"$tmp/cli.json"
 
 python3 - "$tmp"/*.json <<'PY'
 import json

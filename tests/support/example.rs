@@ -1,8 +1,9 @@
 //! An example binary, built for the test or bench that runs it as a child
 //! process, and bounded waits on child processes.
 //!
-//! Shared with `tests/cli` and `benches/cli_relay.rs` (they include this file by
-//! `#[path]`), so it depends on the standard library and `serde_json` only.
+//! Shared with the command's package, `cli/` (its tests and `benches/cli_relay.rs`
+//! include this file by `#[path]`), so it depends on the standard library and
+//! `serde_json` only; there it builds the command's examples.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -63,10 +64,11 @@ fn build(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("cargo built no {name} executable:\n{output}"))
 }
 
-/// The crate features this test binary was built with.
+/// The crate features this test binary was built with: the library's; none in
+/// the command's package, which has no features (hence the allowance).
+#[allow(unexpected_cfgs)]
 fn features() -> Vec<&'static str> {
     [
-        ("cli", cfg!(feature = "cli")),
         ("opentelemetry", cfg!(feature = "opentelemetry")),
         ("rmcp", cfg!(feature = "rmcp")),
         ("tower-mcp", cfg!(feature = "tower-mcp")),

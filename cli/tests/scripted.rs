@@ -4,15 +4,7 @@
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
-use crate::support::{Server, Session, result_text, tool_call};
-
-/// Echoes a received line back as the params of a `test/got` notification,
-/// so a test sees the bytes the child got.
-const GOT: &str = r#"{"jsonrpc":"2.0","method":"test/got","params":$LINE}"#;
-
-fn send(text: &str) -> Value {
-    json!({"send": text})
-}
+use crate::support::{GOT, Server, Session, result_text, send, tool_call};
 
 #[tokio::test]
 async fn everything_but_tool_call_answers_passes_byte_for_byte_both_ways() {
@@ -243,11 +235,8 @@ async fn a_child_that_outlives_the_end_of_stdin_is_killed_after_the_grace_period
     session.close_stdin();
     // The grace period is 5 s of real time: the child is a separate process.
     assert_eq!(session.wait().await.code(), Some(128 + 9));
-    assert!(
-        session.stderr().contains("killing it"),
-        "{}",
-        session.stderr()
-    );
+    let stderr = session.stderr_to_end().await;
+    assert!(stderr.contains("killing it"), "{stderr}");
 }
 
 #[tokio::test]
@@ -304,12 +293,12 @@ async fn invalid_params_of_a_listed_tool_become_a_tool_error_with_the_option() {
 
 #[tokio::test]
 async fn an_unknown_option_a_bad_duration_or_a_missing_command_is_refused() {
-    let usage = "Usage: mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]";
+    let usage = "Usage: mcp-tool-errors [OPTIONS] COMMAND [ARGS]...";
     for (args, says) in [
         (&["--no-such-option", "--", "true"][..], usage),
         (
             &["--tool-timeout", "5", "--", "true"][..],
-            "`5` has no unit",
+            "`5` is not a duration",
         ),
         (
             &["--tool-timeout-for", "search", "--", "true"][..],

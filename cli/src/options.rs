@@ -1,5 +1,5 @@
-//! The command line: the options mirror the layer's settings, then `--` and the
-//! server's command.
+//! The command line: the options mirror the layer's settings, then the
+//! server's command (`--` before it is optional).
 
 use std::time::Duration;
 
@@ -12,11 +12,12 @@ use mcp_tool_errors::ToolErrorLayer;
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]"
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]..."
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
-    /// (e.g. 250ms, 30s, 2m) with an isError result, and cancel it at the server.
+    /// (e.g. 500ms, 1.5s, 2m, 1h, 1m30s) with an isError result, and cancel it
+    /// at the server.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) tool_timeout: Option<Duration>,
 
@@ -24,8 +25,12 @@ pub(crate) struct Options {
     #[arg(long, value_name = "NAME=DURATION", value_parser = parse_tool_timeout)]
     pub(crate) tool_timeout_for: Vec<(String, Duration)>,
 
-    /// Cut the text of a tool error to at most N bytes.
-    #[arg(long, value_name = "N")]
+    /// Cut the text of each tool error to at most N bytes (1 or more) as the
+    /// element's body shows it (each `<` of an `<error` or `</error` tag in the text
+    /// counted as the 4 bytes of `&lt;`), not counting the ` … [truncated N bytes]`
+    /// suffix that a cut text ends with, nor the `<error tool="NAME">` element
+    /// around it. The cut falls on a character boundary.
+    #[arg(long, value_name = "N", value_parser = parse_max_error_bytes)]
     pub(crate) max_error_bytes: Option<usize>,
 
     /// Replace secrets (tokens, keys, passwords) in tool error texts.
@@ -37,13 +42,14 @@ pub(crate) struct Options {
     #[arg(long)]
     pub(crate) invalid_params_as_tool_errors: bool,
 
-    /// The server's command and its arguments, after `--`.
+    /// The server's command and its arguments: everything from the first
+    /// argument that is not an option of this command (or after `--`) is the
+    /// server's, options included.
     #[arg(
         value_name = "COMMAND",
         required = true,
         num_args = 1..,
-        last = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub(crate) command: Vec<String>,
 }
@@ -66,28 +72,25 @@ impl Options {
     }
 }
 
-/// Reads `250ms`, `30s` or `2m`: a whole number and a unit, nothing else.
+/// Reads a duration the way `humantime` does: `500ms`, `1.5s`, `2m`, `1h`,
+/// `1m30s`; a unit is required and zero is refused.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| format!("`{text}` has no unit: write e.g. 250ms, 30s or 2m"))?;
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` does not start with a whole number"))?;
-    let duration = match unit {
-        "ms" => Duration::from_millis(number),
-        "s" => Duration::from_secs(number),
-        "m" => number
-            .checked_mul(60)
-            .map(Duration::from_secs)
-            .ok_or_else(|| format!("`{text}` is too long"))?,
-        _ => return Err(format!("`{text}`: the unit must be ms, s or m")),
-    };
+    let duration = humantime::parse_duration(text).map_err(|error| {
+        format!("`{text}` is not a duration ({error}): write e.g. 500ms, 1.5s, 2m, 1h or 1m30s")
+    })?;
     if duration.is_zero() {
         return Err(format!("`{text}`: a timeout must be longer than zero"));
     }
     Ok(duration)
+}
+
+/// Reads the byte limit of `--max-error-bytes`: 1 or more.
+fn parse_max_error_bytes(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least 1 byte of the text must be kept".to_owned()),
+        Ok(max_bytes) => Ok(max_bytes),
+        Err(error) => Err(format!("`{text}` is not a number of bytes ({error})")),
+    }
 }
 
 /// Reads `NAME=DURATION`; the name is everything before the last `=`.
@@ -106,17 +109,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_take_milliseconds_seconds_and_minutes() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+    fn durations_take_fractions_hours_and_compounds() {
+        for (text, duration) in [
+            ("500ms", Duration::from_millis(500)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("30s", Duration::from_secs(30)),
+            ("2m", Duration::from_secs(120)),
+            ("1h", Duration::from_secs(3600)),
+            ("1m30s", Duration::from_secs(90)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(duration), "{text}");
+        }
     }
 
     #[test]
-    fn durations_without_a_unit_or_with_another_are_refused() {
-        for wrong in ["30", "s", "1.5s", "2h", "-1s", "0s", "30 s", ""] {
+    fn durations_without_a_unit_or_with_an_unknown_one_are_refused() {
+        for wrong in ["30", "s", "1.5", "2x", "-1s", "0s", "0ms", ""] {
             assert!(parse_duration(wrong).is_err(), "{wrong:?} was accepted");
         }
+    }
+
+    #[test]
+    fn the_byte_limit_is_one_or_more() {
+        assert_eq!(parse_max_error_bytes("1"), Ok(1));
+        assert!(parse_max_error_bytes("0").is_err());
+        assert!(parse_max_error_bytes("-1").is_err());
     }
 
     #[test]
@@ -130,7 +147,7 @@ mod tests {
     }
 
     #[test]
-    fn the_command_comes_after_two_dashes_with_its_own_options() {
+    fn after_two_dashes_the_command_keeps_its_own_options() {
         let options = Options::try_parse_from([
             "mcp-tool-errors",
             "--tool-timeout",
@@ -155,6 +172,26 @@ mod tests {
         assert!(options.redact_secrets);
         assert!(!options.invalid_params_as_tool_errors);
         assert_eq!(options.command, ["uvx", "some-server", "--verbose"]);
+    }
+
+    #[test]
+    fn without_two_dashes_the_command_starts_at_the_first_value_and_keeps_its_options() {
+        let options = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--tool-timeout",
+            "1s",
+            "python",
+            "server.py",
+            "--tool-timeout",
+            "5",
+            "--",
+        ])
+        .expect("the options parse");
+        assert_eq!(options.tool_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(
+            options.command,
+            ["python", "server.py", "--tool-timeout", "5", "--"]
+        );
     }
 
     #[test]

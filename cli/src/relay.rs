@@ -2,7 +2,6 @@
 //! client, with client requests going through the service stack, until the
 //! child exits.
 
-use std::convert::Infallible;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,9 +14,9 @@ use tower_service::Service;
 
 use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
 use crate::client_io;
-use crate::exit_status::{describe, exit_code};
+use crate::exit_status::{self, describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::{Outgoing, requests};
+use crate::message::{Outgoing, Withdrawn, requests};
 use crate::options::Options;
 use crate::signals;
 
@@ -43,18 +42,19 @@ pub(crate) async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    let mut process = match Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-    {
+        .kill_on_drop(true);
+    signals::isolate(&mut command);
+    let mut process = match command.spawn() {
         Ok(process) => process,
         Err(error) => {
             crate::log(&format!("cannot start `{program}`: {error}"));
-            return 127;
+            return exit_status::spawn_failure(&error);
         }
     };
 
@@ -81,6 +81,7 @@ pub(crate) async fn run(options: Options) -> i32 {
 
     let status = wait_for_child(
         &mut process,
+        &child,
         &mut forwarded,
         &mut client_closed_seen,
         &mut reader,
@@ -110,9 +111,11 @@ pub(crate) async fn run(options: Options) -> i32 {
 
 /// Waits for the child's exit, forwarding signals, and killing it when it does
 /// not exit within the grace period after the client closed stdin or the child
-/// closed its stdout (it can answer nothing more then).
+/// closed its stdout (it can answer nothing more then), or after a second
+/// SIGINT or SIGTERM (which closes its stdin and sends it SIGTERM).
 async fn wait_for_child(
     process: &mut tokio::process::Child,
+    child: &Child,
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
     reader: &mut tokio::task::JoinHandle<()>,
@@ -120,6 +123,7 @@ async fn wait_for_child(
     let pid = process.id();
     let mut kill_at = None;
     let mut reader_done = false;
+    let (mut asked_to_stop, mut insisted) = (false, false);
     loop {
         let grace_over = async {
             match kill_at {
@@ -130,9 +134,18 @@ async fn wait_for_child(
         tokio::select! {
             status = process.wait() => return status,
             signal = forwarded.next() => {
-                if let Some(pid) = pid {
+                let Some(pid) = pid else { continue };
+                let stop = signals::asks_to_stop(signal);
+                if stop && asked_to_stop && !insisted {
+                    insisted = true;
+                    crate::log("asked again to stop: closing the server's stdin and sending it SIGTERM, then SIGKILL in 5 s");
+                    child.send(ToChild::Close);
+                    signals::send(pid, libc::SIGTERM);
+                    kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
+                } else {
                     signals::send(pid, signal);
                 }
+                asked_to_stop |= stop;
             }
             closed = &mut *client_closed, if kill_at.is_none() && !client_closed.is_terminated() => {
                 if closed.is_ok() {
@@ -144,7 +157,10 @@ async fn wait_for_child(
                 kill_at = kill_at.or(Some(tokio::time::Instant::now() + EXIT_GRACE));
             }
             () = grace_over => {
-                crate::log("the server did not exit after the end of its stdin or stdout; killing it");
+                crate::log("the server did not exit in time; killing it");
+                if let Some(pid) = pid {
+                    signals::send(pid, libc::SIGKILL);
+                }
                 let _ = process.start_kill();
                 kill_at = None;
             }
@@ -160,7 +176,7 @@ async fn relay_client<S>(
     to_client: mpsc::UnboundedSender<Vec<u8>>,
     closed: oneshot::Sender<()>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
     S::Future: Send + 'static,
 {
     let mut bursts = client_io::read_lines();
@@ -181,23 +197,37 @@ async fn relay_client_line<S>(
     to_client: &mpsc::UnboundedSender<Vec<u8>>,
     line: Vec<u8>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Infallible>,
+    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
     S::Future: Send + 'static,
 {
     let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
-        Ok(value) if !requests(&value).is_empty() => value,
-        // Notifications, responses to the child's requests, and lines that
-        // are not JSON (the child answers those) pass as they are.
-        _ => {
+        Ok(value) => value,
+        // Not JSON: the child answers it.
+        Err(_) => {
             child.send(ToChild::Line(line));
             return;
         }
     };
-    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let tell_child = child.client_cancelled(&value);
+    if requests(&value).is_empty() {
+        // Notifications and responses to the child's requests pass as they are.
+        if tell_child {
+            child.send(ToChild::Line(line));
+        }
+        return;
+    }
+    if std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .is_err()
+    {
+        return;
+    }
     let answer = service.call(Outgoing { value, line });
     let to_client = to_client.clone();
     tokio::spawn(async move {
-        let Ok(answer) = answer.await;
-        answer.queue(&to_client);
+        // A request the client cancelled gets no answer.
+        if let Ok(answer) = answer.await {
+            answer.queue(&to_client);
+        }
     });
 }

@@ -1,5 +1,5 @@
 //! The wrapper in front of a server on the official Python SDK (PyPI `mcp`,
-//! its `MCPServer` class): tests/cli/servers/python_server.py.
+//! its `MCPServer` class): cli/tests/servers/python_server.py.
 
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
@@ -7,16 +7,17 @@ use serde_json::{Value, json};
 use crate::support::{Server, Session, installed, result_text, tool_call};
 
 /// The server, if scripts/install-test-servers.sh installed the SDK.
-fn python_server() -> Option<Server> {
+pub(crate) fn python_server() -> Option<Server> {
     let python = installed("python/bin/python", "the Python MCP SDK")?;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/cli/servers/python_server.py"
+        "/tests/servers/python_server.py"
     );
     Some(Server::new(python, &[script]))
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_tool_errors_become_the_element_with_the_sdks_own_text() {
     let Some(server) = python_server() else {
         return;
@@ -39,6 +40,7 @@ async fn python_tool_errors_become_the_element_with_the_sdks_own_text() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_tools_list_successes_and_progress_are_byte_identical_through_the_wrapper() {
     let Some(server) = python_server() else {
         return;
@@ -67,6 +69,7 @@ async fn python_tools_list_successes_and_progress_are_byte_identical_through_the
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_invalid_params_of_a_listed_tool_become_a_tool_error_with_the_option() {
     let Some(server) = python_server() else {
         return;
@@ -104,6 +107,7 @@ async fn python_invalid_params_of_a_listed_tool_become_a_tool_error_with_the_opt
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_crash_answers_the_call_in_flight_and_the_wrapper_exits_with_status_3() {
     let Some(server) = python_server() else {
         return;
@@ -127,6 +131,7 @@ async fn python_crash_answers_the_call_in_flight_and_the_wrapper_exits_with_stat
 }
 
 #[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn python_hang_is_answered_at_its_timeout_and_the_server_is_told_to_cancel() {
     let Some(server) = python_server() else {
         return;
@@ -152,4 +157,57 @@ async fn python_hang_is_answered_at_its_timeout_and_the_server_is_told_to_cancel
         .exchange(&tool_call(2, "echo", json!({"text": "still here"})))
         .await;
     assert_eq!(result_text(lines.last().expect("an answer")), "still here");
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_a_call_the_client_cancels_is_cancelled_at_the_server_and_never_answered() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let mut session = Session::wrapped(&["--tool-timeout", "1s"], &server);
+    session.initialize().await;
+    session
+        .send(&tool_call(1, "sleep", json!({"seconds": 30})).to_string())
+        .await;
+    // Sent once the call runs: the server logs nothing for a call it has not
+    // started yet, so a cancellation sent at once may not show.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await;
+    session
+        .stderr_shows("python_server: sleep was cancelled")
+        .await;
+    // Past the timeout, the next line is the echo's answer: nothing for 1.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let lines = session
+        .exchange(&tool_call(2, "echo", json!({"text": "next"})))
+        .await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(result_text(&lines[0]), "next");
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_a_second_sigint_stops_the_server_and_answers_the_call_in_flight() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let mut session = Session::wrapped(&[], &server);
+    session.initialize().await;
+    session
+        .send(&tool_call(1, "sleep", json!({"seconds": 30})).to_string())
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    crate::support::signal(session.pid(), "INT");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    crate::support::signal(session.pid(), "INT");
+    let text = result_text(&session.line().await);
+    assert!(
+        text.starts_with("<error tool=\"sleep\">\nThe server process exited ("),
+        "{text}"
+    );
+    assert_eq!(session.line_or_eof().await, None);
+    session.wait().await;
 }

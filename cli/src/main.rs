@@ -1,7 +1,7 @@
 //! `mcp-tool-errors`: wraps any stdio MCP server, in any language, with the layer.
 //!
 //! ```text
-//! mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]
+//! mcp-tool-errors [OPTIONS] COMMAND [ARGS]...      (`--` before COMMAND is optional)
 //! ```
 //!
 //! The command runs as a child; newline-delimited JSON-RPC is relayed between
@@ -15,19 +15,25 @@
 //!
 //! The files: `options` (the command line), `message` (a line and its value),
 //! `child` (the service over the child's stdio), `client_io` (the wrapper's own
-//! stdin and stdout), `in_flight` (matching answers
-//! to requests by id), `invalid_params` (the `-32602` conversion), `relay` (the
-//! loops), `exit_status` and `signals`.
+//! stdin and stdout), `in_flight` (matching answers to requests by id),
+//! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
+//! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
+//! answer written as the child's bytes), `throttled_log` (logs a child can
+//! cause at any rate), `relay` (the loops), `exit_status` and `signals`.
 
 mod child;
 mod client_io;
 mod exit_status;
+mod given_up;
+mod id_in_use;
 mod in_flight;
 mod invalid_params;
 mod message;
 mod options;
 mod relay;
 mod signals;
+mod splice;
+mod throttled_log;
 
 use clap::Parser;
 

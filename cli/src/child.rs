@@ -3,9 +3,9 @@
 //!
 //! The future that is dropped before its answer came (the layer's tool timeout
 //! expired) tells the child with `notifications/cancelled`, and the child's late
-//! answer is dropped.
+//! answer is dropped. A request the client cancels ends with [`Withdrawn`]:
+//! the client's own cancellation goes to the child, and nothing answers it.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,7 +18,8 @@ use tokio::sync::{mpsc, oneshot};
 use tower_service::Service;
 
 use crate::in_flight::{InFlight, Ticket};
-use crate::message::{Answer, Outgoing, requests, response_ids};
+use crate::message::{Answer, Outgoing, Withdrawn, cancelled_ids, requests, response_ids};
+use crate::throttled_log::ThrottledLog;
 
 /// What the task writing to the child's stdin is given.
 #[derive(Debug)]
@@ -53,6 +54,22 @@ impl Child {
     /// answered with its `status`.
     pub(crate) fn gone(&self, status: String) {
         self.in_flight().child_gone(status);
+    }
+
+    /// Withdraws the requests that the client's `message` cancels; returns
+    /// whether the message is to be sent to the child: not when it is only
+    /// cancellations the child was sent already.
+    pub(crate) fn client_cancelled(&self, message: &Value) -> bool {
+        let ids = cancelled_ids(message);
+        if ids.is_empty() {
+            return true;
+        }
+        let mut in_flight = self.in_flight();
+        let mut tell_child = false;
+        for id in ids {
+            tell_child |= in_flight.withdraw(id);
+        }
+        tell_child || message.is_array()
     }
 
     fn in_flight(&self) -> MutexGuard<'_, InFlight> {
@@ -94,10 +111,10 @@ impl ChildService {
 
 impl Service<Outgoing> for ChildService {
     type Response = Answer;
-    type Error = Infallible;
+    type Error = Withdrawn;
     type Future = ResponseFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
         Poll::Ready(Ok(()))
     }
 
@@ -135,7 +152,7 @@ pub(crate) enum ResponseFuture {
 }
 
 impl Future for ResponseFuture {
-    type Output = Result<Answer, Infallible>;
+    type Output = Result<Answer, Withdrawn>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let answer = match &mut *self {
@@ -143,8 +160,12 @@ impl Future for ResponseFuture {
             Self::Waiting { receiver, .. } => match Pin::new(receiver).poll(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(answer)) => answer,
-                // The table answers every request it drops; this cannot happen.
-                Poll::Ready(Err(_)) => unreachable!("a request left the table unanswered"),
+                // The table drops a request unanswered only when the client
+                // cancelled it.
+                Poll::Ready(Err(_)) => {
+                    *self = Self::Answered(None);
+                    return Poll::Ready(Err(Withdrawn));
+                }
             },
         };
         *self = Self::Answered(None);
@@ -189,24 +210,100 @@ pub(crate) async fn read_from_child(
     to_client: mpsc::UnboundedSender<Vec<u8>>,
 ) {
     let mut stdout = BufReader::new(stdout);
+    let mut logs = ChildLogs::default();
+    // Kept across a wait that ends early, so that no byte read is lost.
+    let mut line = Vec::new();
     loop {
-        let mut line = Vec::new();
-        match stdout.read_until(b'\n', &mut line).await {
-            Ok(0) => return,
+        let count_due = logs.count_due();
+        let read = tokio::select! {
+            read = stdout.read_until(b'\n', &mut line) => read,
+            () = sleep_until_some(count_due) => {
+                logs.write_due_counts();
+                continue;
+            }
+        };
+        match read {
+            Ok(0) if line.is_empty() => break,
             Ok(_) => {}
             Err(error) => {
                 crate::log(&format!("cannot read the server's stdout: {error}"));
-                return;
+                break;
             }
         }
+        let mut line = std::mem::take(&mut line);
         if !line.ends_with(b"\n") {
             line.push(b'\n');
         }
-        if let Some(queued) = route_child_line(line, &child, &to_client) {
+        if let Some(queued) = route_child_line(line, &child, &to_client, &mut logs) {
             // The answer goes through the layer in its request's task; the
             // child's next line waits until it is queued, so order is kept.
             let _ = queued.await;
         }
+    }
+    logs.write_counts();
+}
+
+/// Sleeps until `deadline`, or forever without one.
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How the log line for a line from the child that is not JSON begins.
+const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON";
+
+/// The log line for a late answer that is dropped.
+const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
+
+/// The log lines the child's stdout can cause at any rate, each throttled.
+#[derive(Debug)]
+struct ChildLogs {
+    not_json: ThrottledLog,
+    late_answers: ThrottledLog,
+}
+
+impl Default for ChildLogs {
+    fn default() -> Self {
+        Self {
+            not_json: ThrottledLog::new(NOT_JSON),
+            late_answers: ThrottledLog::new(LATE_ANSWER),
+        }
+    }
+}
+
+impl ChildLogs {
+    fn logs(&mut self) -> [&mut ThrottledLog; 2] {
+        [&mut self.not_json, &mut self.late_answers]
+    }
+
+    fn count_due(&mut self) -> Option<tokio::time::Instant> {
+        self.logs()
+            .into_iter()
+            .filter_map(|log| log.count_due())
+            .min()
+    }
+
+    fn write_due_counts(&mut self) {
+        let now = tokio::time::Instant::now();
+        for log in self.logs() {
+            if log.count_due().is_some_and(|due| due <= now) {
+                log.count().iter().for_each(|line| crate::log(line));
+            }
+        }
+    }
+
+    fn write_counts(&mut self) {
+        for log in self.logs() {
+            log.count().iter().for_each(|line| crate::log(line));
+        }
+    }
+}
+
+fn write_event(log: &mut ThrottledLog, message: impl FnOnce() -> String) {
+    for line in log.event(tokio::time::Instant::now(), message) {
+        crate::log(&line);
     }
 }
 
@@ -216,6 +313,7 @@ fn route_child_line(
     line: Vec<u8>,
     child: &Child,
     to_client: &mpsc::UnboundedSender<Vec<u8>>,
+    logs: &mut ChildLogs,
 ) -> Option<oneshot::Receiver<()>> {
     let text = line.trim_ascii();
     if text.is_empty() {
@@ -224,10 +322,10 @@ fn route_child_line(
     let value: Value = match serde_json::from_slice(text) {
         Ok(value) => value,
         Err(error) => {
-            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-            crate::log(&format!(
-                "not forwarded: the server wrote a line that is not JSON ({error}): {shown}"
-            ));
+            write_event(&mut logs.not_json, || {
+                let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+                format!("{NOT_JSON} ({error}): {shown}")
+            });
             return None;
         }
     };
@@ -240,13 +338,15 @@ fn route_child_line(
             let answer = Answer {
                 value,
                 line: Some(line),
+                changed: false,
                 queued: Some(queued),
             };
             // A receiver dropped since (a timeout) takes no answer.
             return waiting.send(answer).ok().map(|()| is_queued);
         }
-        if in_flight.was_cancelled(&ids) {
-            crate::log("dropped the server's late answer to a request the client gave up");
+        if in_flight.was_given_up(&ids) {
+            drop(in_flight);
+            write_event(&mut logs.late_answers, || LATE_ANSWER.to_owned());
             return None;
         }
     }

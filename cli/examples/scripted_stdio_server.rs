@@ -16,7 +16,10 @@
 //! or `other`; a line with no entry gets nothing. Actions:
 //!
 //! - `{"send": TEXT}` writes TEXT and a newline, with `$ID` replaced by the
-//!   received id's JSON text and `$LINE` by the received line (trimmed);
+//!   received id's JSON text, `$REQUEST_ID` by that of its `params.requestId`
+//!   (a cancellation names the request it cancels) and `$LINE` by the
+//!   received line (trimmed);
+//! - `{"repeat": TEXT, "times": N}` writes TEXT and a newline N times, as is;
 //! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
 //!
 //! At the end of stdin it exits with the script's `eof_exit` (0 if absent), or,
@@ -45,11 +48,25 @@ fn main() {
             continue;
         };
         let id = received.get("id").map(Value::to_string).unwrap_or_default();
+        let request_id = received
+            .pointer("/params/requestId")
+            .map(Value::to_string)
+            .unwrap_or_default();
         for action in actions.as_array().into_iter().flatten() {
             if let Some(text) = action["send"].as_str() {
-                let text = text.replace("$ID", &id).replace("$LINE", line.trim());
+                let text = text
+                    .replace("$REQUEST_ID", &request_id)
+                    .replace("$ID", &id)
+                    .replace("$LINE", line.trim());
                 writeln!(stdout, "{text}").expect("stdout is open");
                 stdout.flush().expect("stdout is open");
+            }
+            if let Some(text) = action["repeat"].as_str() {
+                let mut flood = std::io::BufWriter::new(&mut stdout);
+                for _ in 0..action["times"].as_u64().unwrap_or(1) {
+                    writeln!(flood, "{text}").expect("stdout is open");
+                }
+                flood.flush().expect("stdout is open");
             }
             if let Some(code) = action["exit"].as_i64() {
                 std::process::exit(i32::try_from(code).expect("an exit code"));

@@ -27,6 +27,16 @@ pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     }
 }
 
+/// The wrapper's exit status when the command cannot be started, as a shell
+/// says it: 127 for a command not found, 126 for one found that cannot run
+/// (not executable, a directory, permission denied, not a program).
+pub(crate) fn spawn_failure(error: &std::io::Error) -> i32 {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => 127,
+        _ => 126,
+    }
+}
+
 /// The sentence every request still in flight gets when the child is gone.
 pub(crate) fn exited_message(status: &str) -> String {
     format!("The server process exited ({status}) before answering.")

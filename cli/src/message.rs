@@ -1,6 +1,7 @@
 //! The messages of the service stack: a client request with its original line,
-//! and the child's answer with its original line for as long as nothing in the
-//! stack has changed it.
+//! and the child's answer with its original line, written as it is while
+//! nothing in the stack has changed it, and with only the changed values
+//! replaced once something has (see `splice`).
 
 use mcp_tool_errors::exchange::{
     JsonPending, LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
@@ -20,9 +21,12 @@ pub(crate) struct Outgoing {
 #[derive(Debug)]
 pub(crate) struct Answer {
     pub(crate) value: Value,
-    /// The child's line, newline included, while `value` is what it says.
-    /// `None` once something changed `value` (or made it): it is serialized then.
+    /// The child's line, newline included; `None` for an answer the wrapper
+    /// made, which is serialized.
     pub(crate) line: Option<Vec<u8>>,
+    /// Whether `value` may no longer be what `line` says: the line is then
+    /// written with the changed values spliced in.
+    pub(crate) changed: bool,
     /// Told when the answer is queued for the client, so that the child's next
     /// line is not written before it.
     pub(crate) queued: Option<oneshot::Sender<()>>,
@@ -34,6 +38,7 @@ impl Answer {
         Self {
             value,
             line: None,
+            changed: true,
             queued: None,
         }
     }
@@ -41,17 +46,49 @@ impl Answer {
     /// Queues the answer for the client: the child's own bytes when unchanged.
     pub(crate) fn queue(self, to_client: &mpsc::UnboundedSender<Vec<u8>>) {
         let line = match self.line {
-            Some(line) => line,
-            None => {
-                let mut line = serde_json::to_vec(&self.value).expect("a JSON value serializes");
-                line.push(b'\n');
-                line
-            }
+            Some(line) if !self.changed => line,
+            Some(line) => spliced(&line, &self.value).unwrap_or_else(|| serialized(&self.value)),
+            None => serialized(&self.value),
         };
         let _ = to_client.send(line);
         if let Some(queued) = self.queued {
             let _ = queued.send(());
         }
+    }
+}
+
+/// The child's `line` with the values that differ in `value` written in place.
+fn spliced(line: &[u8], value: &Value) -> Option<Vec<u8>> {
+    let original: Value = serde_json::from_slice(line).ok()?;
+    crate::splice::splice(line, &original, value)
+}
+
+/// `value` as a line of its own.
+fn serialized(value: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(value).expect("a JSON value serializes");
+    line.push(b'\n');
+    line
+}
+
+/// The error of the child's service: the client cancelled the request, which
+/// gets no answer then (the layer passes service errors through untouched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Withdrawn;
+
+/// The ids of the requests that a client's message (or batch) cancels: the
+/// `params.requestId` of each `notifications/cancelled`.
+pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
+    fn read(message: &Value) -> Option<&Value> {
+        let object = message.as_object()?;
+        if object.get("method")?.as_str()? != "notifications/cancelled" || object.contains_key("id")
+        {
+            return None;
+        }
+        object.get("params")?.get("requestId")
+    }
+    match message {
+        Value::Array(batch) => batch.iter().filter_map(read).collect(),
+        single => read(single).into_iter().collect(),
     }
 }
 
@@ -136,9 +173,7 @@ impl<E> Pending<Answer, E> for OutgoingPending {
                 visit(tool, result);
             }
         });
-        if changed {
-            answer.line = None;
-        }
+        answer.changed |= changed;
     }
 
     fn layer_response(
@@ -165,14 +200,14 @@ impl<E> Pending<Answer, E> for OutgoingPending {
     type TaskResult = Map<String, Value>;
 
     fn task_exchange<'a>(&'a self, answer: &'a mut Answer) -> TaskExchange<'a, Self::TaskResult> {
-        let Answer { value, line, .. } = answer;
+        let Answer { value, changed, .. } = answer;
         let exchange = Pending::<Value, E>::task_exchange(&self.0, value);
         // The layer gets the task's result by reference and is not asked back:
-        // an error result may be rewrapped, so its answer is serialized.
+        // an error result may be rewrapped, so its answer is spliced.
         if let TaskExchange::Result { result, .. } = &exchange
             && result.get("isError") == Some(&Value::Bool(true))
         {
-            *line = None;
+            *changed = true;
         }
         exchange
     }

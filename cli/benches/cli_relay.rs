@@ -8,7 +8,7 @@
 //!   have), bare then wrapped, three rounds; the ratio of calls per second,
 //!   wrapped over bare, median of the rounds (target ≥ 0.9).
 //!
-//! Run with `cargo bench --bench cli_relay --features cli`; figures go in
+//! Run with `cargo bench -p mcp-tool-errors-cli --bench cli_relay`; figures go in
 //! docs/performance.md.
 
 use std::io::{BufRead, BufReader, Write};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../tests/support/example.rs"]
+#[path = "../../tests/support/example.rs"]
 mod example;
 
 const CALLS: usize = 10_000;
@@ -39,9 +39,9 @@ fn main() {
     });
 
     // The same against a real server, when scripts/install-test-servers.sh ran.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join(".tools/python/bin/python");
-    let python_server = root.join("tests/cli/servers/python_server.py");
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = cli.join("../.tools/python/bin/python");
+    let python_server = cli.join("tests/servers/python_server.py");
     if python.exists() {
         compare("the Python SDK server", PYTHON_CALLS, |wrapped| {
             let mut session = Session::start(&mut command(wrapped, &python, &[&python_server]));

@@ -1,0 +1,279 @@
+//! The requests sent to the child and not answered yet, found by the ids of the
+//! child's responses.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::exit_status::exited_answer;
+use crate::given_up::GivenUp;
+use crate::id_in_use;
+use crate::message::{Answer, IdKey, id_key};
+
+/// One request (or batch) waiting for the child's answer.
+#[derive(Debug)]
+struct Waiting {
+    answer: oneshot::Sender<Answer>,
+    /// The requests of the message: their ids, and which are `tools/call`.
+    requests: Vec<(Value, bool)>,
+    batch: bool,
+}
+
+/// Names one registered request for [`InFlight::cancel`].
+pub(crate) type Ticket = u64;
+
+/// The table of requests in flight, keyed by id.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    waiting: HashMap<Ticket, Waiting>,
+    by_id: HashMap<IdKey, Ticket>,
+    /// Ids given up (timed out, or cancelled by the client): the child's late
+    /// answers to them are dropped.
+    given_up: GivenUp,
+    next_ticket: Ticket,
+    /// How the child ended, once it has: new requests are answered at once.
+    gone: Option<String>,
+}
+
+impl InFlight {
+    /// Records a request before it is sent; after the child is gone, answers it
+    /// at once instead.
+    pub(crate) fn register(
+        &mut self,
+        requests: Vec<(Value, bool)>,
+        batch: bool,
+        answer: oneshot::Sender<Answer>,
+    ) -> Result<Ticket, Answer> {
+        if let Some(status) = &self.gone {
+            return Err(exited_answer(&requests, batch, status));
+        }
+        let keys: Vec<IdKey> = requests.iter().map(|(id, _)| id_key(id)).collect();
+        if let Some(reused) = self.reused(&keys) {
+            return Err(id_in_use::refusal(&requests, batch, &reused));
+        }
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        for key in keys {
+            self.given_up.forget(&key);
+            self.by_id.insert(key, ticket);
+        }
+        let waiting = Waiting {
+            answer,
+            requests,
+            batch,
+        };
+        self.waiting.insert(ticket, waiting);
+        Ok(ticket)
+    }
+
+    /// If an id of `keys` is in flight already or earlier in the same message,
+    /// whether each is; `None` when none is.
+    fn reused(&self, keys: &[IdKey]) -> Option<Vec<bool>> {
+        let is_reused =
+            |at: usize, key: &IdKey| self.by_id.contains_key(key) || keys[..at].contains(key);
+        let first = keys
+            .iter()
+            .enumerate()
+            .position(|(at, key)| is_reused(at, key))?;
+        Some(
+            keys.iter()
+                .enumerate()
+                .map(|(at, key)| at >= first && is_reused(at, key))
+                .collect(),
+        )
+    }
+
+    /// Takes the request that a response with one of `ids` answers.
+    pub(crate) fn answered(&mut self, ids: &[&Value]) -> Option<oneshot::Sender<Answer>> {
+        let ticket = ids
+            .iter()
+            .find_map(|id| self.by_id.get(&id_key(id)).copied())?;
+        self.take(ticket).map(|waiting| waiting.answer)
+    }
+
+    /// Whether a response with these ids answers a request given up. The ids
+    /// stay remembered: the client may still cancel one, which the child, told
+    /// already, is not told again.
+    pub(crate) fn was_given_up(&self, ids: &[&Value]) -> bool {
+        ids.iter().any(|id| self.given_up.contains(&id_key(id)))
+    }
+
+    /// Gives up a request whose answer is no longer awaited (its timeout
+    /// expired); returns its ids, for the child to be told.
+    pub(crate) fn cancel(&mut self, ticket: Ticket) -> Option<Vec<Value>> {
+        let waiting = self.take(ticket)?;
+        let ids: Vec<Value> = waiting.requests.into_iter().map(|(id, _)| id).collect();
+        for id in &ids {
+            self.given_up.remember(&id_key(id));
+        }
+        Some(ids)
+    }
+
+    /// The client cancelled request `id`: it is given up without an answer
+    /// (its future ends with [`Withdrawn`](crate::message::Withdrawn), as its
+    /// sender is dropped here). Returns whether the child is to be told, which
+    /// it is unless the id was given up already (the child was told then).
+    ///
+    /// A request inside a batch in flight stays: the batch is answered whole.
+    pub(crate) fn withdraw(&mut self, id: &Value) -> bool {
+        let key = id_key(id);
+        let Some(&ticket) = self.by_id.get(&key) else {
+            return !self.given_up.contains(&key);
+        };
+        if !self.waiting[&ticket].batch {
+            self.take(ticket);
+            self.given_up.remember(&key);
+        }
+        true
+    }
+
+    /// The child is gone: every request in flight is answered with `status`.
+    pub(crate) fn child_gone(&mut self, status: String) {
+        for (_, waiting) in self.waiting.drain() {
+            let answer = exited_answer(&waiting.requests, waiting.batch, &status);
+            // The receiver may have been dropped this very moment; nothing waits then.
+            let _ = waiting.answer.send(answer);
+        }
+        self.by_id.clear();
+        self.gone = Some(status);
+    }
+
+    fn take(&mut self, ticket: Ticket) -> Option<Waiting> {
+        let waiting = self.waiting.remove(&ticket)?;
+        for (id, _) in &waiting.requests {
+            let key = id_key(id);
+            if self.by_id.get(&key) == Some(&ticket) {
+                self.by_id.remove(&key);
+            }
+        }
+        Some(waiting)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_response_finds_its_request_by_id_once() {
+        let mut in_flight = InFlight::default();
+        let (sender, _receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(7), true)], false, sender)
+            .expect("registered");
+        assert!(in_flight.answered(&[&json!("7")]).is_none());
+        assert!(in_flight.answered(&[&json!(7)]).is_some());
+        assert!(in_flight.answered(&[&json!(7)]).is_none());
+    }
+
+    #[test]
+    fn an_id_in_flight_or_twice_in_a_batch_is_refused_and_not_registered() {
+        let mut in_flight = InFlight::default();
+        let (sender, _receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(7), true)], false, sender)
+            .expect("registered");
+        let (sender, _receiver) = oneshot::channel();
+        let refused = in_flight.register(vec![(json!(7), false)], false, sender);
+        assert_eq!(refused.expect_err("refused").value["error"]["code"], -32600);
+        let (sender, _receiver) = oneshot::channel();
+        let twice = vec![(json!("a"), false), (json!("a"), false)];
+        assert!(in_flight.register(twice, true, sender).is_err());
+        assert_eq!(in_flight.waiting.len(), 1);
+        assert!(in_flight.answered(&[&json!(7)]).is_some());
+    }
+
+    #[test]
+    fn a_batch_is_answered_by_a_response_holding_any_of_its_ids() {
+        let mut in_flight = InFlight::default();
+        let (sender, _receiver) = oneshot::channel();
+        let requests = vec![(json!(1), true), (json!(2), false)];
+        in_flight
+            .register(requests, true, sender)
+            .expect("registered");
+        assert!(in_flight.answered(&[&json!(2), &json!(1)]).is_some());
+        assert!(in_flight.by_id.is_empty());
+    }
+
+    #[test]
+    fn a_late_answer_to_a_cancelled_request_is_recognised_until_the_id_is_reused() {
+        let mut in_flight = InFlight::default();
+        let (sender, _receiver) = oneshot::channel();
+        let ticket = in_flight
+            .register(vec![(json!(3), true)], false, sender)
+            .expect("registered");
+        assert_eq!(in_flight.cancel(ticket), Some(vec![json!(3)]));
+        assert!(in_flight.answered(&[&json!(3)]).is_none());
+        assert!(in_flight.was_given_up(&[&json!(3)]));
+        assert!(in_flight.was_given_up(&[&json!(3)]));
+        let (sender, _receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(3), true)], false, sender)
+            .expect("an id given up can be used again");
+        assert!(!in_flight.was_given_up(&[&json!(3)]));
+    }
+
+    #[test]
+    fn a_hundred_thousand_calls_given_up_leave_a_bounded_table() {
+        let mut in_flight = InFlight::default();
+        // The worst input: every id new and long, half timed out, half
+        // cancelled by the client, none ever answered by the child.
+        let long = "x".repeat(64);
+        for n in 0..100_000 {
+            let id = json!(format!("{long}{n}"));
+            let (sender, _receiver) = oneshot::channel();
+            let ticket = in_flight
+                .register(vec![(id.clone(), true)], false, sender)
+                .expect("registered");
+            if n % 2 == 0 {
+                assert!(in_flight.cancel(ticket).is_some());
+            } else {
+                assert!(in_flight.withdraw(&id));
+            }
+        }
+        assert!(in_flight.waiting.is_empty() && in_flight.by_id.is_empty());
+        assert!(in_flight.waiting.capacity() < 16 && in_flight.by_id.capacity() < 16);
+        let (remembered, queued) = in_flight.given_up.sizes();
+        assert_eq!(remembered, crate::given_up::REMEMBERED);
+        assert_eq!(queued, crate::given_up::REMEMBERED);
+    }
+
+    #[test]
+    fn a_cancelled_request_is_withdrawn_unanswered_and_its_cancellation_sent_once() {
+        let mut in_flight = InFlight::default();
+        let (sender, mut receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(5), true)], false, sender)
+            .expect("registered");
+        assert!(in_flight.withdraw(&json!(5)));
+        assert!(receiver.try_recv().is_err(), "withdrawn, not answered");
+        assert!(in_flight.was_given_up(&[&json!(5)]));
+        assert!(!in_flight.withdraw(&json!(5)), "the child was told already");
+        assert!(
+            in_flight.withdraw(&json!(6)),
+            "an unknown id is the child's to judge"
+        );
+        in_flight.child_gone("exit code 1".to_owned());
+    }
+
+    #[test]
+    fn requests_after_the_child_is_gone_are_answered_at_once() {
+        let mut in_flight = InFlight::default();
+        let (sender, mut receiver) = oneshot::channel();
+        in_flight
+            .register(vec![(json!(1), false)], false, sender)
+            .expect("registered");
+        in_flight.child_gone("exit code 3".to_owned());
+        let answer = receiver.try_recv().expect("answered");
+        assert_eq!(answer.value["error"]["code"], -32603);
+        let (sender, _receiver) = oneshot::channel();
+        let refused = in_flight.register(vec![(json!(2), true)], false, sender);
+        assert_eq!(
+            refused.expect_err("answered at once").value["result"]["isError"],
+            true
+        );
+    }
+}

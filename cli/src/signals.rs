@@ -1,0 +1,103 @@
+//! Signals: the ones that stop the wrapper are passed to the child's process
+//! group, so that the child decides how to stop and the wrapper exits with its
+//! status.
+//!
+//! The child runs in a process group of its own: a terminal's Ctrl-C goes to
+//! the wrapper's group, and reaches the child once, through the wrapper. A
+//! second SIGINT or SIGTERM is the user insisting: the child's stdin is closed,
+//! it gets SIGTERM, and SIGKILL 5 seconds later (see `relay`). On Linux the
+//! child gets SIGKILL when the wrapper dies, even of SIGKILL.
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// The signals passed to the child.
+#[derive(Debug)]
+pub(crate) struct Forwarded {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+    quit: Signal,
+}
+
+impl Forwarded {
+    /// Takes SIGINT, SIGTERM, SIGHUP and SIGQUIT over from their default
+    /// action (exiting).
+    pub(crate) fn install() -> std::io::Result<Self> {
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            quit: signal(SignalKind::quit())?,
+        })
+    }
+
+    /// Waits for the next of these signals and returns its number.
+    pub(crate) async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.interrupt.recv() => libc::SIGINT,
+            _ = self.terminate.recv() => libc::SIGTERM,
+            _ = self.hangup.recv() => libc::SIGHUP,
+            _ = self.quit.recv() => libc::SIGQUIT,
+        }
+    }
+}
+
+/// Whether `signal` asks the child to stop: the second one insists.
+pub(crate) fn asks_to_stop(signal: i32) -> bool {
+    signal == libc::SIGINT || signal == libc::SIGTERM
+}
+
+/// Starts the child in a process group of its own and, on Linux, has it killed
+/// when the wrapper dies.
+pub(crate) fn isolate(command: &mut tokio::process::Command) {
+    command.process_group(0);
+    #[cfg(target_os = "linux")]
+    die_with_parent(command);
+}
+
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = libc::pid_t::try_from(std::process::id()).expect("a process id is a pid_t");
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // prctl(2), getppid(2) and raise(3), which are async-signal-safe; it
+    // allocates nothing and touches no lock. The death signal is sent when the
+    // thread that forked exits: that is the runtime's, the main thread.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The wrapper died before the line above: nothing would kill us.
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sends `signal` to the child's process group (the child and what it started),
+/// or to the child alone if it left the group.
+pub(crate) fn send(pid: u32, signal: i32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes two integers and touches no memory of this process.
+    // The pid is the child's, which is not reaped before this is called, so
+    // neither it nor its group's id can name another process.
+    #[allow(unsafe_code)]
+    let result = unsafe {
+        if libc::kill(-pid, signal) == 0 {
+            0
+        } else {
+            libc::kill(pid, signal)
+        }
+    };
+    if result != 0 {
+        crate::log(&format!(
+            "could not pass signal {signal} to the server: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+}
