@@ -1,0 +1,129 @@
+//! What passes through the proxy: paths, queries, headers both ways, and the
+//! upstream's 4xx answers, untouched.
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, StatusCode};
+
+use crate::support::{Proxy, Reply, Upstream, body, tool_call};
+
+#[tokio::test]
+async fn any_path_reaches_the_upstreams_origin_with_its_query_and_the_answer_comes_back() {
+    let upstream = Upstream::start(|_| {
+        Reply::Whole(
+            StatusCode::OK,
+            vec![
+                ("content-type", "application/json".to_owned()),
+                ("x-upstream", "kept".to_owned()),
+            ],
+            br#"{"resource":"https://mcp.example/mcp"}"#.to_vec(),
+        )
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let request = Request::get("/.well-known/oauth-protected-resource/mcp?x=1&y=%20")
+        .header("host", "proxy.example:8080")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = proxy.send(request).await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["x-upstream"], "kept");
+    assert_eq!(
+        body(response).await,
+        &br#"{"resource":"https://mcp.example/mcp"}"#[..]
+    );
+    let received = upstream.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].method, "GET");
+    assert_eq!(
+        received[0].uri,
+        "/.well-known/oauth-protected-resource/mcp?x=1&y=%20"
+    );
+}
+
+#[tokio::test]
+async fn headers_pass_except_hop_by_hop_host_is_the_upstreams_and_the_client_is_named() {
+    let upstream =
+        Upstream::start(|_| Reply::json(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy
+        .post(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            &[
+                ("authorization", "Bearer token-1"),
+                ("mcp-session-id", "session-9"),
+                ("mcp-protocol-version", "2025-06-18"),
+                ("connection", "keep-alive, x-hop"),
+                ("x-hop", "this hop only"),
+                ("x-forwarded-for", "203.0.113.7"),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let _ = body(response).await;
+
+    let received = &upstream.received()[0];
+    assert_eq!(received.uri, "/mcp");
+    assert_eq!(received.header("authorization"), Some("Bearer token-1"));
+    assert_eq!(received.header("mcp-session-id"), Some("session-9"));
+    assert_eq!(received.header("mcp-protocol-version"), Some("2025-06-18"));
+    assert_eq!(
+        received.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(received.header("x-hop"), None);
+    assert_eq!(
+        received.header("host"),
+        Some(upstream.address.to_string().as_str())
+    );
+    assert_eq!(
+        received.header("x-forwarded-for"),
+        Some("203.0.113.7, 127.0.0.1")
+    );
+    assert_eq!(
+        received.header("forwarded"),
+        Some(format!("for=127.0.0.1;host=\"{}\";proto=http", proxy.address).as_str())
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_4xx_to_a_tool_call_passes_through_untouched() {
+    let challenge =
+        r#"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource""#;
+    let error_body =
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized"}}"#;
+    let upstream = Upstream::start(move |_| {
+        Reply::Whole(
+            StatusCode::UNAUTHORIZED,
+            vec![
+                ("content-type", "application/json".to_owned()),
+                ("www-authenticate", challenge.to_owned()),
+            ],
+            error_body.as_bytes().to_vec(),
+        )
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(1, "search"), &[]).await;
+
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(response.headers()["www-authenticate"], challenge);
+    assert_eq!(body(response).await, error_body.as_bytes());
+}
+
+#[tokio::test]
+async fn a_notification_is_forwarded_as_it_is_and_its_202_comes_back() {
+    let upstream =
+        Upstream::start(|_| Reply::Whole(StatusCode::ACCEPTED, Vec::new(), Vec::new())).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+    let response = proxy.post(notification, &[]).await;
+
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    assert_eq!(upstream.received()[0].body, notification.as_bytes());
+}
