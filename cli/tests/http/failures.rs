@@ -45,6 +45,40 @@ async fn an_unreachable_server_is_answered_and_the_reason_logged() {
 }
 
 #[tokio::test]
+async fn a_tls_handshake_that_fails_is_an_unreachable_server() {
+    // A plain HTTP server where the URL says https: the handshake fails.
+    let upstream = Upstream::start(|_| Reply::json("{}")).await;
+    let proxy = Proxy::start(&format!("https://{}/mcp", upstream.address), &[]).await;
+
+    let response = proxy.post(&tool_call(1, "search"), &[]).await;
+
+    assert_eq!(
+        json(response).await,
+        tool_failure(1, "search", "The server could not be reached.")
+    );
+    let log = proxy.log();
+    assert!(
+        log.contains(&format!("no answer from https://{}/mcp", upstream.address)),
+        "{log}"
+    );
+    assert!(upstream.received().is_empty());
+}
+
+#[tokio::test]
+async fn a_request_outside_the_endpoint_that_reaches_nothing_is_a_502() {
+    let port = refused_port().await;
+    let proxy = Proxy::start(&format!("http://{port}/mcp"), &[]).await;
+    let request = hyper::Request::get("/.well-known/oauth-authorization-server")
+        .body(http_body_util::Full::new(hyper::body::Bytes::new()))
+        .unwrap();
+
+    let response = proxy.send(request).await;
+
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    assert!(proxy.log().contains("cannot forward to"), "{}", proxy.log());
+}
+
+#[tokio::test]
 async fn a_5xx_without_a_json_rpc_body_is_answered_with_its_status() {
     let upstream = Upstream::start(|_| {
         Reply::Whole(

@@ -2,9 +2,10 @@
 //! the real binary between a plain HTTP client and a scripted upstream, all on
 //! 127.0.0.1 with ephemeral ports: what passes through (`forwarding`), what is
 //! rewritten (`rewriting`), and the answers when the upstream gives none
-//! (`failures`). Every wait is bounded.
+//! (`failures`), and the command line (`options`). Every wait is bounded.
 
 mod failures;
 mod forwarding;
+mod options;
 mod rewriting;
 mod support;
