@@ -45,7 +45,12 @@ pub(crate) struct Options {
 
     /// With --upstream: the address to serve plain HTTP on (e.g. 0.0.0.0:8080;
     /// port 0 picks a free one); `listening on ADDR` is printed on stderr.
-    #[arg(long, value_name = "ADDR", requires = "upstream", conflicts_with = "command")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
     pub(crate) listen: Option<std::net::SocketAddr>,
 
     /// The server's command and its arguments, after `--`.

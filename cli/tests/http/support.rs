@@ -326,37 +326,55 @@ impl Proxy {
 
     /// Sends `request` on a new connection.
     pub(crate) async fn send(&self, request: Request<Full<Bytes>>) -> Response<Incoming> {
-        let stream = bounded("connect", TcpStream::connect(self.address))
-            .await
-            .expect("the proxy accepts");
-        let (mut sender, connection) = bounded(
-            "handshake",
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-        )
-        .await
-        .unwrap();
-        tokio::spawn(connection);
-        bounded("the proxy's response head", sender.send_request(request))
-            .await
-            .expect("a response")
+        send_to(self.address, request).await
     }
 
     /// POSTs `body` to the MCP endpoint as an MCP client does, with `headers`.
     pub(crate) async fn post(&self, body: &str, headers: &[(&str, &str)]) -> Response<Incoming> {
-        let mut request = Request::post("/mcp")
-            .header("host", self.address.to_string())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        self.send(
-            request
-                .body(Full::new(Bytes::from(body.to_owned())))
-                .unwrap(),
-        )
-        .await
+        post_to(self.address, body, headers).await
     }
+}
+
+/// Sends `request` to `address` on a new connection.
+pub(crate) async fn send_to(
+    address: SocketAddr,
+    request: Request<Full<Bytes>>,
+) -> Response<Incoming> {
+    let stream = bounded("connect", TcpStream::connect(address))
+        .await
+        .expect("the server accepts");
+    let (mut sender, connection) = bounded(
+        "handshake",
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    bounded("the response head", sender.send_request(request))
+        .await
+        .expect("a response")
+}
+
+/// POSTs `body` to `/mcp` at `address` as an MCP client does, with `headers`.
+pub(crate) async fn post_to(
+    address: SocketAddr,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> Response<Incoming> {
+    let mut request = Request::post("/mcp")
+        .header("host", address.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    send_to(
+        address,
+        request
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .unwrap(),
+    )
+    .await
 }
 
 /// A response body read whole.
