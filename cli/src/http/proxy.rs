@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Uri, Version};
@@ -20,6 +20,12 @@ use crate::http::failure::describe;
 use crate::http::headers;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::message::requests;
+
+/// The most the proxy reads of a request to the MCP endpoint, which it must
+/// read whole to know what it asks: four times the default limit of the
+/// official Python SDK's server (4 MiB), so that the proxy refuses nothing that
+/// common servers accept. A larger request is answered `413`.
+pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// What every request shares: the upstream, its client, and the layer.
 #[derive(Debug)]
@@ -73,8 +79,14 @@ impl Proxy {
                 .forward(Request::from_parts(parts, streamed(body)))
                 .await);
         }
-        let bytes = match body.collect().await {
+        let bytes = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                crate::log(&format!(
+                    "refused a request of more than {MAX_REQUEST_BYTES} bytes"
+                ));
+                return Ok(status_only(StatusCode::PAYLOAD_TOO_LARGE));
+            }
             // The client is gone, or sent a broken body: nobody to answer.
             Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
         };

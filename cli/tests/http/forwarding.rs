@@ -5,7 +5,7 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode};
 
-use crate::support::{Proxy, Reply, Upstream, body, tool_call};
+use crate::support::{Proxy, Reply, Upstream, body, send_to, tool_call};
 
 #[tokio::test]
 async fn any_path_reaches_the_upstreams_origin_with_its_query_and_the_answer_comes_back() {
@@ -126,4 +126,67 @@ async fn a_notification_is_forwarded_as_it_is_and_its_202_comes_back() {
 
     assert_eq!(response.status(), StatusCode::ACCEPTED);
     assert_eq!(upstream.received()[0].body, notification.as_bytes());
+}
+
+/// The proxy's bound on a request it reads whole (`MAX_REQUEST_BYTES`).
+const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+#[tokio::test]
+async fn a_request_of_the_largest_size_read_whole_is_forwarded() {
+    let upstream =
+        Upstream::start(|_| Reply::json(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let call = tool_call(1, "write");
+    // The call, padded with spaces (JSON whitespace) to the bound exactly.
+    let padded = format!("{call}{}", " ".repeat(MAX_REQUEST_BYTES - call.len()));
+
+    let response = proxy.post(&padded, &[]).await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    let _ = body(response).await;
+    assert_eq!(upstream.received()[0].body.len(), MAX_REQUEST_BYTES);
+}
+
+#[tokio::test]
+async fn an_endless_request_body_is_refused_at_the_bound_and_never_forwarded() {
+    let upstream = Upstream::start(|_| Reply::json("{}")).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    // Chunked, no length, never ending: a call, then spaces forever.
+    let body = Endless {
+        first: Some(Bytes::from(tool_call(1, "write"))),
+        then: Bytes::from(vec![b' '; 64 * 1024]),
+    };
+    let request = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .body(body)
+        .unwrap();
+
+    let response = send_to(proxy.address, request).await;
+
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(upstream.received().is_empty());
+    assert!(
+        proxy
+            .log()
+            .contains("refused a request of more than 16777216 bytes")
+    );
+}
+
+/// A request body that never ends: `first`, then `then` again and again.
+struct Endless {
+    first: Option<Bytes>,
+    then: Bytes,
+}
+
+impl hyper::body::Body for Endless {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let chunk = self.first.take().unwrap_or_else(|| self.then.clone());
+        std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(chunk))))
+    }
 }

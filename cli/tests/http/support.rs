@@ -336,10 +336,11 @@ impl Proxy {
 }
 
 /// Sends `request` to `address` on a new connection.
-pub(crate) async fn send_to(
-    address: SocketAddr,
-    request: Request<Full<Bytes>>,
-) -> Response<Incoming> {
+pub(crate) async fn send_to<B>(address: SocketAddr, request: Request<B>) -> Response<Incoming>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let stream = bounded("connect", TcpStream::connect(address))
         .await
         .expect("the server accepts");
