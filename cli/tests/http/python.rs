@@ -6,29 +6,42 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::support::{Proxy, body, bounded, json, post_to};
+use crate::support::{Events, Proxy, body, bounded, event_data, json, post_to};
 
 const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
 
 /// The Python server, running until dropped, and where it listens.
 struct PythonServer {
     address: SocketAddr,
+    stderr: Arc<Mutex<String>>,
     _process: Child,
 }
 
 impl PythonServer {
+    /// Stateless, answering in JSON bodies.
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// With sessions, answering in event streams.
+    async fn start_stateful() -> Self {
+        Self::start_with(&["stateful"]).await
+    }
+
+    async fn start_with(args: &[&str]) -> Self {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let python = root.join("../.tools/python/bin/python");
         assert!(python.exists(), "{NEEDS_SERVERS}");
         let mut process = Command::new(python)
             .arg(root.join("tests/http/servers/python_http_server.py"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -45,12 +58,31 @@ impl PythonServer {
             }
         })
         .await;
-        // Its log is read (and dropped), so that it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // Its log is read as it comes, so that it never blocks on a full pipe.
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let log = stderr.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
         Self {
             address,
+            stderr,
             _process: process,
         }
+    }
+
+    /// Waits until the server's log shows `text`.
+    async fn log_shows(&self, text: &str) {
+        bounded(&format!("the Python server logs {text:?}"), async {
+            while !self.stderr.lock().unwrap().contains(text) {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await;
     }
 
     fn url(&self) -> String {
@@ -130,4 +162,98 @@ async fn a_python_tool_that_hangs_is_answered_at_its_timeout() {
             },
         })
     );
+}
+
+/// A session opened at `address` (the server, or the proxy in front of it):
+/// its id, after `initialize` and `notifications/initialized`.
+async fn open_session(address: SocketAddr) -> String {
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-tool-errors-tests", "version": "0"},
+        },
+    });
+    let response = post_to(address, &initialize.to_string(), &PROTOCOL).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = body(response).await;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let headers = [PROTOCOL[0], ("mcp-session-id", &session)];
+    let response = post_to(address, initialized, &headers).await;
+    assert_eq!(response.status(), 202);
+    session
+}
+
+/// Every event of the answer to `request` in `session` at `address`.
+async fn events(address: SocketAddr, session: &str, request: &str) -> Vec<String> {
+    let headers = [PROTOCOL[0], ("mcp-session-id", session)];
+    let response = post_to(address, request, &headers).await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut events = Events::new(response);
+    let mut all = Vec::new();
+    while let Some(event) = events.next().await {
+        all.push(event);
+    }
+    all
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_sessions_over_event_streams_progress_unchanged_and_errors_rewrapped() {
+    let server = PythonServer::start_stateful().await;
+    let proxy = Proxy::start(&server.url(), &[]).await;
+    let direct_session = open_session(server.address).await;
+    let proxied_session = open_session(proxy.address).await;
+
+    let progress = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "progress", "arguments": {"steps": 3}, "_meta": {"progressToken": "p-1"}},
+    })
+    .to_string();
+    let direct = events(server.address, &direct_session, &progress).await;
+    let proxied = events(proxy.address, &proxied_session, &progress).await;
+    assert_eq!(direct.len(), 4, "{direct:?}");
+    assert_eq!(proxied, direct);
+
+    let failing = tool_call(2, "tool_error", json!({"path": "/etc/missing"}));
+    let direct = events(server.address, &direct_session, &failing).await;
+    let proxied = events(proxy.address, &proxied_session, &failing).await;
+    let direct_answer = event_data(direct.last().unwrap());
+    let direct_text = direct_answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    let mut expected = direct_answer.clone();
+    expected["result"]["content"][0]["text"] = render_error("tool_error", direct_text).into();
+    assert_eq!(proxied.len(), direct.len());
+    assert_eq!(event_data(proxied.last().unwrap()), expected);
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn a_python_tool_that_hangs_in_a_session_is_answered_and_cancelled_in_that_session() {
+    let server = PythonServer::start_stateful().await;
+    let proxy = Proxy::start(&server.url(), &["--tool-timeout", "500ms"]).await;
+    let session = open_session(proxy.address).await;
+
+    let call = tool_call(3, "sleep", json!({"seconds": 60}));
+    let answered = events(proxy.address, &session, &call).await;
+
+    assert_eq!(
+        event_data(answered.last().unwrap()),
+        json!({
+            "jsonrpc": "2.0", "id": 3,
+            "result": {
+                "content": [{"type": "text", "text": render_error("sleep", "The tool did not finish within 0.5 s and was cancelled.")}],
+                "isError": true,
+            },
+        })
+    );
+    // The notification reached the session: the SDK cancelled the tool's task.
+    server
+        .log_shows("python_http_server: sleep was cancelled")
+        .await;
 }

@@ -407,12 +407,18 @@ impl Events {
         }
     }
 
-    /// The next event, with its blank line; `None` at the end of the stream.
+    /// The next event, with its blank line (`\n` or `\r\n` line endings);
+    /// `None` at the end of the stream.
     pub(crate) async fn next(&mut self) -> Option<String> {
         bounded("the next event", async {
             loop {
-                if let Some(end) = find(&self.buffer, b"\n\n") {
-                    let event: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let ends = [(b"\n\n".as_slice(), 2), (b"\r\n\r\n".as_slice(), 4)];
+                let end = ends
+                    .iter()
+                    .filter_map(|(blank, len)| Some(find(&self.buffer, blank)? + len))
+                    .min();
+                if let Some(end) = end {
+                    let event: Vec<u8> = self.buffer.drain(..end).collect();
                     return Some(String::from_utf8(event).unwrap());
                 }
                 match self.body.frame().await {
@@ -437,7 +443,7 @@ impl Events {
 pub(crate) fn event_data(event: &str) -> Value {
     let data = event
         .lines()
-        .find_map(|line| line.strip_prefix("data: "))
+        .find_map(|line| line.trim_end_matches('\r').strip_prefix("data: "))
         .unwrap_or_else(|| panic!("no data in {event:?}"));
     serde_json::from_str(data).unwrap()
 }

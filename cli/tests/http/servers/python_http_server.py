@@ -1,6 +1,7 @@
 """An MCP server on the official Python SDK (PyPI `mcp`, its MCPServer class),
-served over Streamable HTTP, stateless, answering in JSON bodies: the upstream
-of the HTTP mode's tests.
+served over Streamable HTTP: the upstream of the HTTP mode's tests. Stateless,
+answering in JSON bodies; with the argument `stateful`, with sessions,
+answering in event streams.
 
 It listens on 127.0.0.1 on a port the system picks, and prints
 `listening on 127.0.0.1:PORT` on stderr once it accepts connections.
@@ -11,7 +12,7 @@ import socket
 import sys
 
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("python-http-test-server")
@@ -37,9 +38,22 @@ def echo(text: str) -> str:
 
 @server.tool()
 async def sleep(seconds: float) -> str:
-    """Sleeps."""
-    await asyncio.sleep(seconds)
+    """Sleeps; says on stderr when it is cancelled."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        print("python_http_server: sleep was cancelled", file=sys.stderr, flush=True)
+        raise
     return "slept"
+
+
+@server.tool()
+async def progress(steps: int, ctx: Context) -> str:
+    """Reports progress `steps` times, a little apart, then answers."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+        await asyncio.sleep(0.05)
+    return f"{steps} steps"
 
 
 class Announcing(uvicorn.Server):
@@ -59,6 +73,9 @@ if __name__ == "__main__":
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     host, port = listener.getsockname()
-    app = server.streamable_http_app(json_response=True, stateless_http=True, host=host)
+    stateful = sys.argv[1:] == ["stateful"]
+    app = server.streamable_http_app(
+        json_response=not stateful, stateless_http=not stateful, host=host
+    )
     config = uvicorn.Config(app, log_level="warning")
     asyncio.run(Announcing(config, f"{host}:{port}").serve(sockets=[listener]))
