@@ -5,24 +5,17 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-use crate::support::{Events, Proxy, body, bounded, event_data, json, post_to};
+use crate::support::{Events, ListeningProcess, Proxy, body, event_data, json, post_to};
 
 const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
 
-/// The Python server, running until dropped, and where it listens.
-struct PythonServer {
-    address: SocketAddr,
-    stderr: Arc<Mutex<String>>,
-    _process: Child,
-}
+/// The Python server, running until dropped.
+struct PythonServer(ListeningProcess);
 
 impl PythonServer {
     /// Stateless, answering in JSON bodies.
@@ -39,54 +32,19 @@ impl PythonServer {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let python = root.join("../.tools/python/bin/python");
         assert!(python.exists(), "{NEEDS_SERVERS}");
-        let mut process = Command::new(python)
+        let mut command = Command::new(python);
+        command
             .arg(root.join("tests/http/servers/python_http_server.py"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("python starts");
-        let mut lines = BufReader::new(process.stderr.take().unwrap()).lines();
-        let address = bounded("the Python server says where it listens", async {
-            loop {
-                let line = lines.next_line().await.unwrap().expect("python exited");
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    return address.parse().expect("an address");
-                }
-            }
-        })
-        .await;
-        // Its log is read as it comes, so that it never blocks on a full pipe.
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let log = stderr.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut log = log.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        Self {
-            address,
-            stderr,
-            _process: process,
-        }
+            .args(args);
+        Self(ListeningProcess::spawn(command, "listening on ").await)
     }
 
-    /// Waits until the server's log shows `text`.
-    async fn log_shows(&self, text: &str) {
-        bounded(&format!("the Python server logs {text:?}"), async {
-            while !self.stderr.lock().unwrap().contains(text) {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        })
-        .await;
+    fn address(&self) -> SocketAddr {
+        self.0.address
     }
 
     fn url(&self) -> String {
-        format!("http://{}/mcp", self.address)
+        format!("http://{}/mcp", self.address())
     }
 }
 
@@ -112,7 +70,7 @@ async fn python_tool_errors_become_the_element_with_the_sdks_own_text() {
         (3, "no_such_tool"),
     ] {
         let call = tool_call(id, tool, json!({"path": "/etc/missing"}));
-        let direct = json(post_to(server.address, &call, &PROTOCOL).await).await;
+        let direct = json(post_to(server.address(), &call, &PROTOCOL).await).await;
         let proxied = json(proxy.post(&call, &PROTOCOL).await).await;
         let direct_text = direct["result"]["content"][0]["text"].as_str().unwrap();
         assert_eq!(direct["result"]["isError"], true, "{direct}");
@@ -134,7 +92,7 @@ async fn python_successes_and_other_answers_are_byte_identical_through_the_proxy
         json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}).to_string(),
     ];
     for request in &requests {
-        let direct = post_to(server.address, request, &PROTOCOL).await;
+        let direct = post_to(server.address(), request, &PROTOCOL).await;
         let direct_status = direct.status();
         let direct = body(direct).await;
         let proxied = proxy.post(request, &PROTOCOL).await;
@@ -206,7 +164,7 @@ async fn events(address: SocketAddr, session: &str, request: &str) -> Vec<String
 async fn python_sessions_over_event_streams_progress_unchanged_and_errors_rewrapped() {
     let server = PythonServer::start_stateful().await;
     let proxy = Proxy::start(&server.url(), &[]).await;
-    let direct_session = open_session(server.address).await;
+    let direct_session = open_session(server.address()).await;
     let proxied_session = open_session(proxy.address).await;
 
     let progress = json!({
@@ -214,13 +172,13 @@ async fn python_sessions_over_event_streams_progress_unchanged_and_errors_rewrap
         "params": {"name": "progress", "arguments": {"steps": 3}, "_meta": {"progressToken": "p-1"}},
     })
     .to_string();
-    let direct = events(server.address, &direct_session, &progress).await;
+    let direct = events(server.address(), &direct_session, &progress).await;
     let proxied = events(proxy.address, &proxied_session, &progress).await;
     assert_eq!(direct.len(), 4, "{direct:?}");
     assert_eq!(proxied, direct);
 
     let failing = tool_call(2, "tool_error", json!({"path": "/etc/missing"}));
-    let direct = events(server.address, &direct_session, &failing).await;
+    let direct = events(server.address(), &direct_session, &failing).await;
     let proxied = events(proxy.address, &proxied_session, &failing).await;
     let direct_answer = event_data(direct.last().unwrap());
     let direct_text = direct_answer["result"]["content"][0]["text"]
@@ -254,6 +212,7 @@ async fn a_python_tool_that_hangs_in_a_session_is_answered_and_cancelled_in_that
     );
     // The notification reached the session: the SDK cancelled the tool's task.
     server
-        .log_shows("python_http_server: sleep was cancelled")
+        .0
+        .log_shows("python_server: sleep was cancelled")
         .await;
 }

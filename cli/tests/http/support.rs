@@ -268,41 +268,39 @@ pub(crate) async fn refused_port() -> SocketAddr {
     listener.local_addr().unwrap()
 }
 
-/// The command in HTTP mode, running until dropped.
-pub(crate) struct Proxy {
+/// A process that says on stderr where it listens, running until dropped.
+pub(crate) struct ListeningProcess {
     pub(crate) address: SocketAddr,
+    /// Its stderr after the line that said where it listens.
     stderr: Arc<Mutex<String>>,
     _process: Child,
 }
 
-impl Proxy {
-    /// Starts the binary with `--upstream URL --listen 127.0.0.1:0` and
-    /// `options`; learns its port from the `listening on ADDR` line.
-    pub(crate) async fn start(upstream: &str, options: &[&str]) -> Self {
-        let binary = Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors"));
-        let mut process = Command::new(binary)
-            .args(options)
-            .args(["--upstream", upstream, "--listen", "127.0.0.1:0"])
+impl ListeningProcess {
+    /// Starts `command` and waits for its stderr line `PREFIX ADDRESS`.
+    pub(crate) async fn spawn(mut command: Command, prefix: &str) -> Self {
+        let mut process = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("the command starts");
+            .unwrap_or_else(|error| panic!("{command:?} starts: {error}"));
         let mut lines = BufReader::new(process.stderr.take().unwrap()).lines();
-        let address = bounded("the proxy says where it listens", async {
+        let address = bounded(&format!("{command:?} says where it listens"), async {
             loop {
                 let line = lines
                     .next_line()
                     .await
                     .unwrap()
-                    .expect("the proxy exited before listening");
-                if let Some(address) = line.strip_prefix("mcp-tool-errors: listening on ") {
+                    .expect("the process exited before listening");
+                if let Some(address) = line.strip_prefix(prefix) {
                     return address.parse::<SocketAddr>().expect("an address");
                 }
             }
         })
         .await;
+        // Read as it comes, so that the process never blocks on a full pipe.
         let stderr = Arc::new(Mutex::new(String::new()));
         let log = stderr.clone();
         tokio::spawn(async move {
@@ -319,9 +317,46 @@ impl Proxy {
         }
     }
 
-    /// What the proxy wrote on stderr after its `listening` line.
+    /// What the process wrote on stderr after its `listening` line.
     pub(crate) fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until the process's stderr shows `text`.
+    pub(crate) async fn log_shows(&self, text: &str) {
+        bounded(&format!("the log shows {text:?}"), async {
+            while !self.stderr.lock().unwrap().contains(text) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    }
+}
+
+/// The command in HTTP mode, running until dropped.
+pub(crate) struct Proxy {
+    pub(crate) address: SocketAddr,
+    process: ListeningProcess,
+}
+
+impl Proxy {
+    /// Starts the binary with `--upstream URL --listen 127.0.0.1:0` and
+    /// `options`; learns its port from the `listening on ADDR` line.
+    pub(crate) async fn start(upstream: &str, options: &[&str]) -> Self {
+        let mut command = Command::new(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")));
+        command
+            .args(options)
+            .args(["--upstream", upstream, "--listen", "127.0.0.1:0"]);
+        let process = ListeningProcess::spawn(command, "mcp-tool-errors: listening on ").await;
+        Self {
+            address: process.address,
+            process,
+        }
+    }
+
+    /// What the proxy wrote on stderr after its `listening` line.
+    pub(crate) fn log(&self) -> String {
+        self.process.log()
     }
 
     /// Sends `request` on a new connection.
