@@ -190,3 +190,46 @@ impl hyper::body::Body for Endless {
         std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(chunk))))
     }
 }
+
+#[tokio::test]
+async fn a_get_stream_at_the_endpoint_streams_through_as_it_arrives() {
+    let (chunks, script_chunks) = tokio::sync::mpsc::unbounded_channel();
+    let script_chunks = std::sync::Mutex::new(Some(script_chunks));
+    let upstream = Upstream::start(move |_| {
+        Reply::Events(script_chunks.lock().unwrap().take().expect("one request"))
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let first =
+        "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+    chunks.send(Ok(first.as_bytes().to_vec())).unwrap();
+
+    let request = Request::get("/mcp")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", "s-3")
+        .header("last-event-id", "0")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = proxy.send(request).await;
+    let mut events = crate::support::Events::new(response);
+
+    // Read before the upstream has sent anything more: not buffered.
+    assert_eq!(events.next().await.unwrap(), first);
+    let received = &upstream.received()[0];
+    assert_eq!(received.header("last-event-id"), Some("0"));
+    assert_eq!(received.header("mcp-session-id"), Some("s-3"));
+    drop(chunks);
+    assert_eq!(events.next().await, None);
+}
+
+#[tokio::test]
+async fn a_json_body_that_answers_nothing_passes_as_it_is() {
+    let odd = r#"{"status":"ok"}"#;
+    let upstream = Upstream::start(move |_| Reply::json(odd)).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(1, "search"), &[]).await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(body(response).await, odd.as_bytes());
+}

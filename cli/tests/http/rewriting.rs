@@ -32,6 +32,26 @@ async fn an_error_result_in_a_json_body_is_rewrapped() {
 }
 
 #[tokio::test]
+async fn a_json_media_type_is_read_whatever_its_case_and_parameters() {
+    let upstream = Upstream::start(|_| {
+        Reply::Whole(
+            StatusCode::OK,
+            vec![("content-type", "Application/JSON; charset=utf-8".to_owned())],
+            error_result(1, "boom").into_bytes(),
+        )
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let answer = json(proxy.post(&tool_call(1, "t"), &[]).await).await;
+
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("t", "boom")
+    );
+}
+
+#[tokio::test]
 async fn the_options_of_the_stdio_mode_apply() {
     let text = "token=ghp_0123456789abcdefghijklmnopqrstuvwxyz failed, and a long tail";
     let upstream = Upstream::start(move |_| Reply::json(&error_result(1, text))).await;
