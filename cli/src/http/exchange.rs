@@ -83,34 +83,27 @@ pub(crate) async fn exchange(
         head = &mut head => (head.ok(), None),
         Ok(answered) = &mut answer => (head.try_recv().ok(), Some(answered)),
     };
+    let answer = async move {
+        match answered {
+            Some(answer) => answer,
+            None => {
+                let Ok(answer) = answer.await;
+                answer
+            }
+        }
+    };
     match head {
         Some(Head::PassThrough(response)) => passed_through(response),
         Some(Head::Stream(mut parts)) => {
             headers::remove_hop_by_hop(&mut parts.headers);
             parts.headers.remove(header::CONTENT_LENGTH);
             tokio::spawn(async move {
-                let answer = match answered {
-                    Some(answer) => answer,
-                    None => {
-                        let Ok(answer) = answer.await;
-                        answer
-                    }
-                };
-                finish_stream(answer, &delivered, &events, &cancel).await;
+                finish_stream(answer.await, &delivered, &events, &cancel).await;
             });
             Response::from_parts(parts, body.boxed())
         }
         // No head for the client: the answer goes in a JSON body.
-        None => {
-            let answer = match answered {
-                Some(answer) => answer,
-                None => {
-                    let Ok(answer) = answer.await;
-                    answer
-                }
-            };
-            json_response(answer, &delivered, &cancel)
-        }
+        None => json_response(answer.await, &delivered, &cancel),
     }
 }
 
