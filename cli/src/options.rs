@@ -12,7 +12,7 @@ use mcp_tool_errors::ToolErrorLayer;
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]"
+    override_usage = "mcp-tool-errors [OPTIONS] -- COMMAND [ARGS...]\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR"
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
