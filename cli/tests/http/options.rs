@@ -65,3 +65,43 @@ async fn an_address_in_use_is_an_error_at_start() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn an_https_upstream_needs_root_certificates_and_an_http_one_none() {
+    // rustls-native-certs reads only these when they are set.
+    let no_roots = [
+        ("SSL_CERT_FILE", "/dev/null"),
+        ("SSL_CERT_DIR", "/nonexistent"),
+    ];
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
+        .args([
+            "--upstream",
+            "https://127.0.0.1:9/mcp",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .envs(no_roots)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = bounded("the command exits", output).await.expect("it runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot load the platform's root certificates"),
+        "{stderr}"
+    );
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"));
+    command
+        .args([
+            "--upstream",
+            "http://127.0.0.1:9/mcp",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .envs(no_roots);
+    // Returns once the proxy listens.
+    let _listening =
+        crate::support::ListeningProcess::spawn(command, "mcp-tool-errors: listening on ").await;
+}
