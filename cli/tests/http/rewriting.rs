@@ -52,6 +52,30 @@ async fn a_json_media_type_is_read_whatever_its_case_and_parameters() {
 }
 
 #[tokio::test]
+async fn an_https_upstream_is_reached_with_the_platforms_roots() {
+    let upstream = Upstream::start_tls(|_| Reply::json(&error_result(2, "denied"))).await;
+    // The platform's roots, as rustls-native-certs reads them: here, the test CA.
+    let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/http/tls/ca.pem");
+    let proxy = Proxy::start_with_env(
+        &format!("https://{}/mcp", upstream.address),
+        &[],
+        &[("SSL_CERT_FILE", ca), ("SSL_CERT_DIR", "/nonexistent")],
+    )
+    .await;
+
+    let answer = json(proxy.post(&tool_call(2, "deploy"), &[]).await).await;
+
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("deploy", "denied")
+    );
+    assert_eq!(
+        upstream.received()[0].header("host"),
+        Some(upstream.address.to_string().as_str())
+    );
+}
+
+#[tokio::test]
 async fn the_options_of_the_stdio_mode_apply() {
     let text = "token=ghp_0123456789abcdefghijklmnopqrstuvwxyz failed, and a long tail";
     let upstream = Upstream::start(move |_| Reply::json(&error_result(1, text))).await;

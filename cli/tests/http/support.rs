@@ -92,7 +92,37 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
+    /// A plain HTTP upstream answering as `script` says.
     pub(crate) async fn start(script: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(script, None).await
+    }
+
+    /// The same over TLS, with the certificate of 127.0.0.1 in tests/http/tls
+    /// (signed by `ca.pem` there, valid until 2126).
+    pub(crate) async fn start_tls(
+        script: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        use tokio_rustls::rustls::pki_types::pem::PemObject;
+        use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let chain = CertificateDer::pem_slice_iter(include_bytes!("tls/leaf.pem"))
+            .collect::<Result<Vec<_>, _>>()
+            .expect("the test certificate");
+        let key = PrivateKeyDer::from_pem_slice(include_bytes!("tls/leaf.key")).expect("its key");
+        let config = tokio_rustls::rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("a TLS configuration");
+        Self::serve(
+            script,
+            Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
+        )
+        .await
+    }
+
+    async fn serve(
+        script: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let address = listener.local_addr().expect("a bound address");
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -105,13 +135,27 @@ impl Upstream {
                 };
                 let script = script.clone();
                 let recorded = recorded.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |request| {
                         answer(request, script.clone(), recorded.clone())
                     });
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let connection = http1::Builder::new();
+                    let _ = match tls {
+                        None => {
+                            connection
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await
+                        }
+                        Some(tls) => {
+                            let Ok(stream) = tls.accept(stream).await else {
+                                return;
+                            };
+                            connection
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await
+                        }
+                    };
                 });
             }
         });
@@ -343,10 +387,20 @@ impl Proxy {
     /// Starts the binary with `--upstream URL --listen 127.0.0.1:0` and
     /// `options`; learns its port from the `listening on ADDR` line.
     pub(crate) async fn start(upstream: &str, options: &[&str]) -> Self {
+        Self::start_with_env(upstream, options, &[]).await
+    }
+
+    /// [`Proxy::start`] with environment variables `env` set.
+    pub(crate) async fn start_with_env(
+        upstream: &str,
+        options: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut command = Command::new(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")));
         command
             .args(options)
-            .args(["--upstream", upstream, "--listen", "127.0.0.1:0"]);
+            .args(["--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .envs(env.iter().copied());
         let process = ListeningProcess::spawn(command, "mcp-tool-errors: listening on ").await;
         Self {
             address: process.address,
