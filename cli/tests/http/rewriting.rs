@@ -116,6 +116,24 @@ async fn answers_the_layer_leaves_alone_keep_the_upstreams_bytes() {
 }
 
 #[tokio::test]
+async fn an_error_already_rendered_is_not_wrapped_twice_and_keeps_its_bytes() {
+    // Written with its keys in an order a serializer would not choose.
+    let rendered = serde_json::to_string(&render_error("search", "no such change")).unwrap();
+    let answer = format!(
+        r#"{{"result":{{"isError":true,"content":[{{"text":{rendered},"type":"text"}}]}},"jsonrpc":"2.0","id":1}}"#
+    );
+    let upstream = Upstream::start(move |_| Reply::json(&answer.clone())).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(1, "search"), &[]).await;
+
+    let expected = format!(
+        r#"{{"result":{{"isError":true,"content":[{{"text":{rendered},"type":"text"}}]}},"jsonrpc":"2.0","id":1}}"#
+    );
+    assert_eq!(body(response).await, expected.as_bytes());
+}
+
+#[tokio::test]
 async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
     let (chunks, script_chunks) = mpsc::unbounded_channel();
     let script_chunks = std::sync::Mutex::new(Some(script_chunks));
