@@ -134,6 +134,38 @@ async fn an_error_already_rendered_is_not_wrapped_twice_and_keeps_its_bytes() {
 }
 
 #[tokio::test]
+async fn a_batch_in_a_json_body_has_each_answer_matched_to_its_request() {
+    let upstream = Upstream::start(|_| {
+        Reply::json(&format!(
+            r#"[{{"jsonrpc":"2.0","id":"p","result":{{}}}},{}]"#,
+            error_result(1, "quota exceeded")
+        ))
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let batch = format!(
+        r#"[{},{{"jsonrpc":"2.0","id":"p","method":"ping"}}]"#,
+        tool_call(1, "search")
+    );
+
+    let answer = json(proxy.post(&batch, &[]).await).await;
+
+    assert_eq!(
+        answer,
+        json!([
+            {"jsonrpc": "2.0", "id": "p", "result": {}},
+            {
+                "jsonrpc": "2.0", "id": 1,
+                "result": {
+                    "content": [{"type": "text", "text": render_error("search", "quota exceeded")}],
+                    "isError": true,
+                },
+            },
+        ])
+    );
+}
+
+#[tokio::test]
 async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
     let (chunks, script_chunks) = mpsc::unbounded_channel();
     let script_chunks = std::sync::Mutex::new(Some(script_chunks));
