@@ -25,6 +25,7 @@ mod child;
 mod client_io;
 mod exit_status;
 mod given_up;
+mod http;
 mod id_in_use;
 mod in_flight;
 mod invalid_params;
@@ -43,7 +44,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("the runtime starts");
-    let code = runtime.block_on(relay::run(options));
+    let code = match (options.upstream.clone(), options.listen) {
+        (Some(upstream), Some(listen)) => runtime.block_on(http::run(&options, upstream, listen)),
+        _ => runtime.block_on(relay::run(options)),
+    };
     // Not dropping the runtime: a blocking read of stdin may still be waiting,
     // and the answers are written and flushed already.
     std::process::exit(code);

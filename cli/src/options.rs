@@ -12,7 +12,7 @@ use mcp_tool_errors::ToolErrorLayer;
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]..."
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR"
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
@@ -39,15 +39,32 @@ pub(crate) struct Options {
 
     /// Turn a -32602 (invalid params) answer to a tools/call of a tool that the
     /// server listed into an isError result the model can read and correct.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "upstream")]
     pub(crate) invalid_params_as_tool_errors: bool,
+
+    /// Serve HTTP instead: a reverse proxy in front of the Streamable HTTP MCP
+    /// server at URL, whose path is the MCP endpoint (e.g.
+    /// https://mcp.example/mcp). Needs --listen.
+    #[arg(long, value_name = "URL", value_parser = crate::http::parse_upstream, requires = "listen")]
+    pub(crate) upstream: Option<crate::http::UpstreamUrl>,
+
+    /// With --upstream: the address to serve plain HTTP on (e.g. 0.0.0.0:8080;
+    /// port 0 picks a free one); `listening on ADDR` is printed on stderr.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
+    pub(crate) listen: Option<std::net::SocketAddr>,
 
     /// The server's command and its arguments: everything from the first
     /// argument that is not an option of this command (or after `--`) is the
     /// server's, options included.
     #[arg(
         value_name = "COMMAND",
-        required = true,
+        required_unless_present = "upstream",
+        conflicts_with = "upstream",
         num_args = 1..,
         trailing_var_arg = true
     )]

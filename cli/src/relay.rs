@@ -67,10 +67,14 @@ pub(crate) async fn run(options: Options) -> i32 {
     let mut reader = tokio::spawn(read_from_child(stdout, child.clone(), to_client.clone()));
     let all_written = client_io::write_lines(lines_for_client);
 
-    let service = options.layer().layer(InvalidParamsAsToolErrors::new(
-        ChildService::new(child.clone()),
-        options.invalid_params_as_tool_errors,
-    ));
+    // Spans say what carries the session: the child's stdio pipes.
+    let service = options
+        .layer()
+        .network_transport("pipe")
+        .layer(InvalidParamsAsToolErrors::new(
+            ChildService::new(child.clone()),
+            options.invalid_params_as_tool_errors,
+        ));
     let (client_closed, mut client_closed_seen) = oneshot::channel();
     let client = tokio::spawn(relay_client(
         service,

@@ -1,0 +1,63 @@
+//! The bodies the proxy sends, both ways: one boxed type for a body passed
+//! through as it streams, a body read whole, and an event stream the proxy
+//! writes as the upstream's events arrive.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Bytes, Frame, Incoming};
+use tokio::sync::mpsc;
+
+/// Any error of a body being relayed.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Every body the proxy sends, to the upstream or to the client.
+pub(crate) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// A body passed on as it streams.
+pub(crate) fn streamed(body: Incoming) -> ProxyBody {
+    body.map_err(BoxError::from).boxed_unsync()
+}
+
+/// A body already read whole (or made by the proxy).
+pub(crate) fn whole(bytes: impl Into<Bytes>) -> ProxyBody {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// The event stream sent to the client: the chunks the proxy writes into the
+/// other end of the channel, until that end is dropped.
+#[derive(Debug)]
+pub(crate) struct ChannelBody {
+    chunks: mpsc::Receiver<Bytes>,
+}
+
+impl ChannelBody {
+    /// A body, and where its chunks are written; a small bound, so that a slow
+    /// client slows the reading of the upstream instead of filling memory.
+    pub(crate) fn new() -> (mpsc::Sender<Bytes>, Self) {
+        let (sender, chunks) = mpsc::channel(16);
+        (sender, Self { chunks })
+    }
+
+    pub(crate) fn boxed(self) -> ProxyBody {
+        self.boxed_unsync()
+    }
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.chunks
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|chunk| Ok(Frame::data(chunk))))
+    }
+}

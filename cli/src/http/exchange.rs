@@ -1,0 +1,497 @@
+//! One JSON-RPC request at the MCP endpoint: sent upstream through the layer,
+//! and answered to the client in the shape the upstream chose.
+//!
+//! The layer is the library's [`ToolErrorLayer`](mcp_tool_errors::ToolErrorLayer)
+//! over a `tower::Service<Value>` ([`ToUpstream`]) whose future resolves with the
+//! upstream's message that answers the request: a JSON body, or the data of the
+//! event that carries the answer in an event stream. Everything else about the
+//! response (its head, the bytes as they came, the events before and after the
+//! answer) goes around the layer:
+//!
+//! - an event stream's head is sent to the client as soon as it arrives, and its
+//!   events as they arrive, while the layer's future waits for the answer;
+//! - the answer the layer returns replaces the upstream's only when it differs,
+//!   so that an answer the layer left alone keeps the upstream's bytes;
+//! - a response that is not an answer (a 4xx, a redirect) passes through as it is;
+//! - when the upstream gives no answer, the future resolves with the answer of
+//!   [`Failure`]; when the layer answers itself (the tool timeout), the upstream
+//!   request has been dropped, and the server is sent `notifications/cancelled`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use http_body_util::BodyExt;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::http::response;
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::http::body::{ChannelBody, ProxyBody, whole};
+use crate::http::failure::{Failure, describe};
+use crate::http::proxy::{Proxy, passed_through};
+use crate::http::{headers, sse};
+use crate::message::{requests, response_ids};
+
+/// The headers `notifications/cancelled` carries from the request it cancels:
+/// the server finds the session, the protocol revision and the caller with them.
+const CANCEL_HEADERS: [HeaderName; 3] = [
+    HeaderName::from_static("mcp-session-id"),
+    HeaderName::from_static("mcp-protocol-version"),
+    header::AUTHORIZATION,
+];
+
+/// Sends `request` (whose body is `message`) upstream through the layer, and
+/// returns the client's response.
+pub(crate) async fn exchange(
+    proxy: &Arc<Proxy>,
+    request: Request<ProxyBody>,
+    message: Value,
+) -> Response<ProxyBody> {
+    let cancel = Cancel {
+        proxy: proxy.clone(),
+        headers: CANCEL_HEADERS
+            .iter()
+            .filter_map(|name| Some((name.clone(), request.headers().get(name)?.clone())))
+            .collect(),
+        ids: requests(&message).into_iter().map(|(id, _)| id).collect(),
+    };
+    let (head_sender, mut head) = oneshot::channel();
+    let (events, body) = ChannelBody::new();
+    let delivered = Arc::new(Mutex::new(Delivered::Nothing));
+    let mut service = proxy.layer().layer(ToUpstream {
+        call: Some(UpstreamCall {
+            proxy: proxy.clone(),
+            request,
+            head: head_sender,
+            events: events.clone(),
+            delivered: delivered.clone(),
+        }),
+    });
+    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let mut answer = Box::pin(service.call(message));
+    // The upstream call may run to its end in one poll (a short event stream
+    // read whole): its head is looked for after its answer too.
+    let (head, answered) = tokio::select! {
+        biased;
+        head = &mut head => (head.ok(), None),
+        Ok(answered) = &mut answer => (head.try_recv().ok(), Some(answered)),
+    };
+    let answer = async move {
+        match answered {
+            Some(answer) => answer,
+            None => {
+                let Ok(answer) = answer.await;
+                answer
+            }
+        }
+    };
+    match head {
+        Some(Head::PassThrough(response)) => passed_through(response),
+        Some(Head::Stream(mut parts)) => {
+            headers::remove_hop_by_hop(&mut parts.headers);
+            parts.headers.remove(header::CONTENT_LENGTH);
+            tokio::spawn(async move {
+                finish_stream(answer.await, &delivered, &events, &cancel).await;
+            });
+            Response::from_parts(parts, body.boxed())
+        }
+        // No head for the client: the answer goes in a JSON body.
+        None => json_response(answer.await, &delivered, &cancel),
+    }
+}
+
+/// What the upstream call sends the client's side when the response is not one
+/// the layer's answer completes.
+#[derive(Debug)]
+enum Head {
+    /// Not an answer to rewrite: sent to the client as it is.
+    PassThrough(Response<Incoming>),
+    /// An event stream: its head goes to the client now, its events follow.
+    Stream(response::Parts),
+}
+
+/// What the upstream call left beside the value it resolved with.
+#[derive(Debug)]
+enum Delivered {
+    /// The call did not finish: the layer answered itself (a timeout).
+    Nothing,
+    /// The call made the answer itself (a [`Failure`]).
+    Made,
+    /// The client went away while its events were relayed.
+    ClientGone,
+    /// A JSON body holding the answer: the response's head, its bytes, and the
+    /// answer as the upstream sent it.
+    Json {
+        parts: response::Parts,
+        bytes: Bytes,
+        original: Value,
+    },
+    /// A JSON body that is no JSON-RPC answer: sent as it is.
+    Raw {
+        parts: response::Parts,
+        bytes: Bytes,
+    },
+    /// The event that carries the answer, the answer as the upstream sent it,
+    /// and the stream after that event.
+    Event {
+        event: Vec<u8>,
+        original: Value,
+        rest: StreamRest,
+    },
+}
+
+/// An event stream after the event with the answer.
+#[derive(Debug)]
+struct StreamRest {
+    splitter: sse::EventSplitter,
+    body: Incoming,
+}
+
+fn take(delivered: &Mutex<Delivered>) -> Delivered {
+    let mut delivered = delivered
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    std::mem::replace(&mut *delivered, Delivered::Nothing)
+}
+
+fn put(delivered: &Mutex<Delivered>, value: Delivered) {
+    *delivered
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = value;
+}
+
+/// The client's response when no event stream was started: the upstream's JSON
+/// body (its own bytes when the layer left the answer alone), or the answer
+/// the proxy or the layer made, as a JSON body.
+fn json_response(
+    answer: Value,
+    delivered: &Mutex<Delivered>,
+    cancel: &Cancel,
+) -> Response<ProxyBody> {
+    match take(delivered) {
+        Delivered::Json {
+            mut parts,
+            bytes,
+            original,
+        } => {
+            headers::remove_hop_by_hop(&mut parts.headers);
+            // Hyper counts the body sent.
+            parts.headers.remove(header::CONTENT_LENGTH);
+            let bytes = if answer == original {
+                bytes
+            } else {
+                Bytes::from(serde_json::to_vec(&answer).expect("a JSON value serializes"))
+            };
+            Response::from_parts(parts, whole(bytes))
+        }
+        Delivered::Raw { mut parts, bytes } => {
+            headers::remove_hop_by_hop(&mut parts.headers);
+            Response::from_parts(parts, whole(bytes))
+        }
+        other => {
+            if matches!(other, Delivered::Nothing) {
+                cancel.send();
+            }
+            let bytes = serde_json::to_vec(&answer).expect("a JSON value serializes");
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(whole(bytes))
+                .expect("a status and a content type make a response")
+        }
+    }
+}
+
+/// Ends a started event stream: the event with the answer (the upstream's, with
+/// its data rewritten when the layer changed it, or one the proxy makes), then
+/// whatever the upstream sends after it, as it is.
+async fn finish_stream(
+    answer: Value,
+    delivered: &Mutex<Delivered>,
+    events: &mpsc::Sender<Bytes>,
+    cancel: &Cancel,
+) {
+    let (event, rest) = match take(delivered) {
+        Delivered::ClientGone => return,
+        Delivered::Event {
+            event,
+            original,
+            rest,
+        } => {
+            let event = if answer == original {
+                event
+            } else {
+                let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
+                sse::with_data(&event, &data)
+            };
+            (event, Some(rest))
+        }
+        other => {
+            if matches!(other, Delivered::Nothing) {
+                cancel.send();
+            }
+            let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
+            (sse::event(&data), None)
+        }
+    };
+    if events.send(Bytes::from(event)).await.is_err() {
+        return;
+    }
+    let Some(StreamRest { splitter, mut body }) = rest else {
+        return;
+    };
+    let left = splitter.into_rest();
+    if !left.is_empty() && events.send(Bytes::from(left)).await.is_err() {
+        return;
+    }
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data()
+            && events.send(data).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The inner service of the layer: one call, to the upstream.
+#[derive(Debug)]
+struct ToUpstream {
+    call: Option<UpstreamCall>,
+}
+
+impl Service<Value> for ToUpstream {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Value, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, message: Value) -> Self::Future {
+        let call = self.call.take().expect("one call per exchange");
+        Box::pin(async move { Ok(call.run(message).await) })
+    }
+}
+
+/// The request to the upstream and where its response goes.
+#[derive(Debug)]
+struct UpstreamCall {
+    proxy: Arc<Proxy>,
+    request: Request<ProxyBody>,
+    head: oneshot::Sender<Head>,
+    events: mpsc::Sender<Bytes>,
+    delivered: Arc<Mutex<Delivered>>,
+}
+
+impl UpstreamCall {
+    /// The upstream's message that answers `message`, or the proxy's own answer.
+    async fn run(self, message: Value) -> Value {
+        let response = match self.proxy.client().request(self.request).await {
+            Ok(response) => response,
+            Err(error) => {
+                let failure = if error.is_connect() {
+                    Failure::Unreachable
+                } else {
+                    Failure::ClosedBeforeAnswer
+                };
+                crate::log(&format!(
+                    "no answer from {}: {}",
+                    self.proxy.endpoint(),
+                    describe(&error)
+                ));
+                put(&self.delivered, Delivered::Made);
+                return failure.answer(&message);
+            }
+        };
+        let status = response.status();
+        if status.is_success() || status.is_server_error() {
+            match media_type(response.headers()).as_deref() {
+                Some("text/event-stream") => {
+                    return Self::relay_events(
+                        response,
+                        message,
+                        self.head,
+                        self.events,
+                        &self.delivered,
+                    )
+                    .await;
+                }
+                Some("application/json") => {
+                    return Self::read_json(response, message, &self.delivered).await;
+                }
+                _ if status.is_server_error() => {
+                    return Self::read_json(response, message, &self.delivered).await;
+                }
+                _ => {}
+            }
+        }
+        // A 4xx is the transport's or OAuth's, not the tool's; the client gets
+        // it as it is, and so anything else that is no answer.
+        let _ = self.head.send(Head::PassThrough(response));
+        std::future::pending().await
+    }
+
+    /// A body read whole: a JSON-RPC answer goes through the layer; a 5xx
+    /// without one becomes a [`Failure`]; any other body passes as it is.
+    async fn read_json(
+        response: Response<Incoming>,
+        message: Value,
+        delivered: &Mutex<Delivered>,
+    ) -> Value {
+        let (parts, body) = response.into_parts();
+        let bytes = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) => {
+                crate::log(&format!(
+                    "the server's answer was cut: {}",
+                    describe(&error)
+                ));
+                put(delivered, Delivered::Made);
+                return Failure::ClosedBeforeAnswer.answer(&message);
+            }
+        };
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(answer) if !response_ids(&answer).is_empty() => {
+                put(
+                    delivered,
+                    Delivered::Json {
+                        parts,
+                        bytes,
+                        original: answer.clone(),
+                    },
+                );
+                answer
+            }
+            _ if parts.status.is_server_error() => {
+                crate::log(&format!("the server answered HTTP {}", parts.status));
+                put(delivered, Delivered::Made);
+                Failure::Status(parts.status).answer(&message)
+            }
+            _ => {
+                put(delivered, Delivered::Raw { parts, bytes });
+                Value::Null
+            }
+        }
+    }
+
+    /// Relays the events before the answer to the client as they arrive;
+    /// resolves with the answer's message.
+    async fn relay_events(
+        response: Response<Incoming>,
+        message: Value,
+        head: oneshot::Sender<Head>,
+        events: mpsc::Sender<Bytes>,
+        delivered: &Mutex<Delivered>,
+    ) -> Value {
+        let (parts, mut body) = response.into_parts();
+        let _ = head.send(Head::Stream(parts));
+        let ids: Vec<Value> = requests(&message).into_iter().map(|(id, _)| id).collect();
+        let mut splitter = sse::EventSplitter::default();
+        loop {
+            while let Some(event) = splitter.next_event() {
+                if let Some(answer) = answer_in(&event, &ids) {
+                    let rest = StreamRest { splitter, body };
+                    put(
+                        delivered,
+                        Delivered::Event {
+                            event,
+                            original: answer.clone(),
+                            rest,
+                        },
+                    );
+                    return answer;
+                }
+                if events.send(Bytes::from(event)).await.is_err() {
+                    put(delivered, Delivered::ClientGone);
+                    return Value::Null;
+                }
+            }
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        splitter.push(&data);
+                    }
+                }
+                Some(Err(error)) => {
+                    crate::log(&format!(
+                        "the server's event stream was cut: {}",
+                        describe(&error)
+                    ));
+                    break;
+                }
+                None => break,
+            }
+        }
+        put(delivered, Delivered::Made);
+        Failure::ClosedBeforeAnswer.answer(&message)
+    }
+}
+
+/// The message of `event` when it answers one of the requests `ids`.
+fn answer_in(event: &[u8], ids: &[Value]) -> Option<Value> {
+    let data = sse::data(event)?;
+    let message: Value = serde_json::from_slice(&data).ok()?;
+    let answers = response_ids(&message)
+        .into_iter()
+        .any(|id| ids.contains(id));
+    answers.then_some(message)
+}
+
+/// The media type of a response, lower case, without parameters.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let media_type = content_type.split(';').next()?.trim();
+    Some(media_type.to_ascii_lowercase())
+}
+
+/// `notifications/cancelled` for the requests of an exchange the layer gave up.
+#[derive(Debug)]
+struct Cancel {
+    proxy: Arc<Proxy>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    ids: Vec<Value>,
+}
+
+impl Cancel {
+    /// Tells the server, in a task of its own, that the requests are abandoned:
+    /// dropping the connection is not cancelling, in the protocol.
+    fn send(&self) {
+        for id in &self.ids {
+            let notification = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "The client's tool timeout expired."},
+            });
+            let mut request = Request::post(self.proxy.endpoint())
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, "application/json, text/event-stream");
+            for (name, value) in &self.headers {
+                request = request.header(name, value);
+            }
+            let body = serde_json::to_vec(&notification).expect("a JSON value serializes");
+            let request = request
+                .body(whole(body))
+                .expect("a URI and headers of a request make a request");
+            let proxy = self.proxy.clone();
+            tokio::spawn(async move {
+                match proxy.client().request(request).await {
+                    Ok(response) => {
+                        let _ = response.into_body().collect().await;
+                    }
+                    Err(error) => crate::log(&format!(
+                        "cannot send notifications/cancelled: {}",
+                        describe(&error)
+                    )),
+                }
+            });
+        }
+    }
+}

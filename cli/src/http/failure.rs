@@ -1,0 +1,98 @@
+//! When the upstream gives no answer: the sentence the client reads, and the
+//! answer that carries it to each request of the message.
+//!
+//! A `tools/call` gets an `isError` result holding the sentence, which the layer
+//! in front then renders into the element like any tool error; any other request
+//! gets a `-32603` error with the same sentence. What went wrong in detail (the
+//! connection error, the TLS alert) goes to the log, not to the model.
+
+use hyper::StatusCode;
+use serde_json::{Value, json};
+
+/// Why the upstream did not answer a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// No connection: refused, no such host, a TLS handshake that failed.
+    Unreachable,
+    /// The connection, or the event stream, ended before the answer.
+    ClosedBeforeAnswer,
+    /// A 5xx without a JSON-RPC body (a gateway's 502/503/504 page).
+    Status(StatusCode),
+}
+
+impl Failure {
+    /// The sentence the client reads.
+    pub(crate) fn sentence(self) -> String {
+        match self {
+            Self::Unreachable => "The server could not be reached.".to_owned(),
+            Self::ClosedBeforeAnswer => {
+                "The server closed the connection before answering.".to_owned()
+            }
+            Self::Status(status) => format!(
+                "The server answered HTTP {} instead of a result.",
+                status.as_u16()
+            ),
+        }
+    }
+
+    /// The answer to every request of `message` (one request, or a batch).
+    pub(crate) fn answer(self, message: &Value) -> Value {
+        let sentence = self.sentence();
+        let answer_one = |request: &Value| -> Option<Value> {
+            let id = request.get("id")?;
+            let method = request.get("method")?.as_str()?;
+            Some(if method == "tools/call" {
+                json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "result": {"content": [{"type": "text", "text": sentence}], "isError": true},
+                })
+            } else {
+                json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": {"code": mcp_tool_errors::exchange::INTERNAL_ERROR, "message": sentence},
+                })
+            })
+        };
+        match message {
+            Value::Array(batch) => Value::Array(batch.iter().filter_map(answer_one).collect()),
+            single => answer_one(single).unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// An error and its sources, for the log: hyper's own `Display` says only
+/// "client error (Connect)".
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_call_gets_an_error_result_and_anything_else_an_internal_error() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
+            {"jsonrpc": "2.0", "method": "notifications/progress"},
+            {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        ]);
+        let sentence = "The server answered HTTP 502 instead of a result.";
+        assert_eq!(
+            Failure::Status(StatusCode::BAD_GATEWAY).answer(&batch),
+            json!([
+                {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": sentence}], "isError": true}},
+                {"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": sentence}},
+            ])
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! The headers of a forwarded exchange: hop-by-hop headers stay on their hop,
+//! the upstream gets its own `Host`, and learns the client's address and the
+//! host it asked for through `Forwarded` and `X-Forwarded-For`.
+
+use std::net::{IpAddr, SocketAddr};
+
+use hyper::HeaderMap;
+use hyper::header::{self, HeaderName, HeaderValue};
+
+/// The headers that belong to one connection (RFC 9110 section 7.6.1), besides
+/// those that `Connection` names.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+];
+
+/// Removes the hop-by-hop headers, and `Upgrade`: the proxy upgrades nothing.
+pub(crate) fn remove_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+    headers.remove(header::UPGRADE);
+}
+
+/// The headers of a request as the upstream gets them: hop-by-hop ones removed,
+/// `Host` the upstream's, the client's address added to `Forwarded` and
+/// `X-Forwarded-For` (after what earlier proxies wrote there).
+pub(crate) fn for_upstream(
+    headers: &mut HeaderMap,
+    client: SocketAddr,
+    upstream_host: &HeaderValue,
+) {
+    remove_hop_by_hop(headers);
+    let mut forwarded = format!("for={}", forwarded_node(client.ip()));
+    if let Some(host) = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+    {
+        // Quoted: a host with a port holds `:`, which a token cannot.
+        forwarded.push_str(&format!(";host=\"{}\"", host.replace(['"', '\\'], "")));
+    }
+    forwarded.push_str(";proto=http");
+    append(headers, header::FORWARDED, &forwarded);
+    append(
+        headers,
+        HeaderName::from_static("x-forwarded-for"),
+        &client.ip().to_string(),
+    );
+    headers.insert(header::HOST, upstream_host.clone());
+}
+
+/// `for=` as RFC 7239 writes it: an IPv6 address in brackets and quotes.
+fn forwarded_node(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("\"[{ip}]\""),
+    }
+}
+
+/// Adds `value` to the list in header `name`, after the values already there.
+fn append(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    let earlier: Vec<&str> = headers
+        .get_all(&name)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .collect();
+    let list = if earlier.is_empty() {
+        value.to_owned()
+    } else {
+        format!("{}, {value}", earlier.join(", "))
+    };
+    if let Ok(list) = HeaderValue::from_str(&list) {
+        headers.insert(name, list);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_and_those_connection_names_are_removed() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "connection",
+            HeaderValue::from_static("keep-alive, X-Private"),
+        );
+        headers.insert("x-private", HeaderValue::from_static("1"));
+        headers.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        headers.insert("authorization", HeaderValue::from_static("Bearer t"));
+        headers.insert("mcp-session-id", HeaderValue::from_static("s"));
+        remove_hop_by_hop(&mut headers);
+        let mut names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["authorization", "mcp-session-id"]);
+    }
+
+    #[test]
+    fn the_client_is_added_after_earlier_proxies_and_host_becomes_the_upstreams() {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", HeaderValue::from_static("proxy.example:8080"));
+        headers.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        let client: SocketAddr = "[::1]:5000".parse().unwrap();
+        for_upstream(
+            &mut headers,
+            client,
+            &HeaderValue::from_static("upstream:9000"),
+        );
+        assert_eq!(headers["host"], "upstream:9000");
+        assert_eq!(headers["x-forwarded-for"], "203.0.113.9, ::1");
+        assert_eq!(
+            headers["forwarded"],
+            "for=\"[::1]\";host=\"proxy.example:8080\";proto=http"
+        );
+    }
+}

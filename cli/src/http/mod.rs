@@ -1,0 +1,89 @@
+//! The HTTP mode, `--upstream URL --listen ADDR`: a reverse proxy in front of an
+//! MCP server served over Streamable HTTP, with the layer on the answers at the
+//! MCP endpoint.
+//!
+//! Every request is forwarded to the upstream's origin with its path and query,
+//! so that OAuth metadata and anything else the server serves keep working;
+//! `POST` requests to the endpoint (the path of URL) holding JSON-RPC requests
+//! are read as MCP. The proxy serves plain HTTP/1.1: TLS ends at the load
+//! balancer in front of it. It reaches `https://` upstreams with rustls and the
+//! platform's root certificates.
+//!
+//! The files: `upstream` (the URL and the client), `proxy` (the service:
+//! forwarding, and what is read as MCP), `headers` (what the upstream and the
+//! client get of each other's headers), `exchange` (one JSON-RPC request through
+//! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
+//! `failure` (the answers when the upstream gives none), and `body`.
+
+mod body;
+mod exchange;
+mod failure;
+mod headers;
+mod proxy;
+mod sse;
+mod upstream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+pub(crate) use upstream::{UpstreamUrl, parse_upstream};
+
+use crate::options::Options;
+
+/// Serves `listen` until the process is stopped; returns the exit status when
+/// it cannot start.
+pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: SocketAddr) -> i32 {
+    let client = match upstream::client(&upstream) {
+        Ok(client) => client,
+        Err(error) => {
+            crate::log(&format!(
+                "cannot load the platform's root certificates for an https:// upstream: {error}"
+            ));
+            return 1;
+        }
+    };
+    let listener = match TcpListener::bind(listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            crate::log(&format!("cannot listen on {listen}: {error}"));
+            return 1;
+        }
+    };
+    match listener.local_addr() {
+        // What a script (or a test) that asked for port 0 reads to find the port.
+        Ok(address) => crate::log(&format!("listening on {address}")),
+        Err(error) => {
+            crate::log(&format!("cannot read the address listened on: {error}"));
+            return 1;
+        }
+    }
+    // Spans say what carries the session: HTTP over TCP.
+    let layer = options.layer().network_transport("tcp");
+    let proxy = Arc::new(proxy::Proxy::new(upstream, client, layer));
+    loop {
+        let (stream, client_address) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Out of file descriptors, most likely: wait for some to close.
+                crate::log(&format!("cannot accept a connection: {error}"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let proxy = proxy.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| proxy.clone().handle(request, client_address));
+            // A connection that ends in an error (a client gone mid-request)
+            // concerns that client only.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

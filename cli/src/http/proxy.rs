@@ -1,0 +1,134 @@
+//! The proxy's service: every request forwarded to the upstream's origin with
+//! its path and query; a JSON-RPC request to the MCP endpoint goes through the
+//! layer ([`exchange`](crate::http::exchange)), anything else streams through
+//! both ways as it is.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header;
+use hyper::{Method, Request, Response, StatusCode, Uri, Version};
+use mcp_tool_errors::ToolErrorLayer;
+use serde_json::Value;
+
+use crate::http::body::{ProxyBody, streamed, whole};
+use crate::http::exchange::exchange;
+use crate::http::failure::describe;
+use crate::http::headers;
+use crate::http::upstream::{UpstreamClient, UpstreamUrl};
+use crate::message::requests;
+
+/// The most the proxy reads of a request to the MCP endpoint, which it must
+/// read whole to know what it asks: four times the default limit of the
+/// official Python SDK's server (4 MiB), so that the proxy refuses nothing that
+/// common servers accept. A larger request is answered `413`.
+pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// What every request shares: the upstream, its client, and the layer.
+#[derive(Debug)]
+pub(crate) struct Proxy {
+    upstream: UpstreamUrl,
+    client: UpstreamClient,
+    layer: ToolErrorLayer,
+}
+
+impl Proxy {
+    pub(crate) fn new(
+        upstream: UpstreamUrl,
+        client: UpstreamClient,
+        layer: ToolErrorLayer,
+    ) -> Self {
+        Self {
+            upstream,
+            client,
+            layer,
+        }
+    }
+
+    pub(crate) fn client(&self) -> &UpstreamClient {
+        &self.client
+    }
+
+    /// The layer: every exchange is layered by a clone of it, so that all share
+    /// its memory of tasks.
+    pub(crate) fn layer(&self) -> ToolErrorLayer {
+        self.layer.clone()
+    }
+
+    /// The upstream's MCP endpoint.
+    pub(crate) fn endpoint(&self) -> Uri {
+        self.upstream.endpoint_uri()
+    }
+
+    /// Answers one request of a client at `client_address`.
+    pub(crate) async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        client_address: SocketAddr,
+    ) -> Result<Response<ProxyBody>, Infallible> {
+        let (mut parts, body) = request.into_parts();
+        let is_mcp = parts.method == Method::POST && self.upstream.is_endpoint(parts.uri.path());
+        parts.uri = self.upstream.uri_for(parts.uri.path_and_query());
+        parts.version = Version::HTTP_11;
+        headers::for_upstream(&mut parts.headers, client_address, &self.upstream.host());
+        if !is_mcp {
+            return Ok(self
+                .forward(Request::from_parts(parts, streamed(body)))
+                .await);
+        }
+        let bytes = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                crate::log(&format!(
+                    "refused a request of more than {MAX_REQUEST_BYTES} bytes"
+                ));
+                return Ok(status_only(StatusCode::PAYLOAD_TOO_LARGE));
+            }
+            // The client is gone, or sent a broken body: nobody to answer.
+            Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
+        };
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(message) if !requests(&message).is_empty() => {
+                // The answer is read: it must come as the server wrote it.
+                parts.headers.remove(header::ACCEPT_ENCODING);
+                Ok(exchange(&self, Request::from_parts(parts, whole(bytes)), message).await)
+            }
+            // Notifications, responses to the server's requests, and bodies
+            // that are no JSON (the server answers those) pass as they are.
+            _ => Ok(self.forward(Request::from_parts(parts, whole(bytes))).await),
+        }
+    }
+
+    /// Forwards a request, and its response back, as they stream; a response
+    /// that never came is a 502, as a reverse proxy answers.
+    async fn forward(&self, request: Request<ProxyBody>) -> Response<ProxyBody> {
+        match self.client.request(request).await {
+            Ok(response) => passed_through(response),
+            Err(error) => {
+                crate::log(&format!(
+                    "cannot forward to {}: {}",
+                    self.upstream.endpoint_uri(),
+                    describe(&error)
+                ));
+                status_only(StatusCode::BAD_GATEWAY)
+            }
+        }
+    }
+}
+
+/// The upstream's response as the client gets it: without hop-by-hop headers,
+/// its body streamed.
+pub(crate) fn passed_through(response: Response<Incoming>) -> Response<ProxyBody> {
+    let (mut parts, body) = response.into_parts();
+    headers::remove_hop_by_hop(&mut parts.headers);
+    Response::from_parts(parts, streamed(body))
+}
+
+fn status_only(status: StatusCode) -> Response<ProxyBody> {
+    let mut response = Response::new(whole(Vec::new()));
+    *response.status_mut() = status;
+    response
+}

@@ -1,0 +1,195 @@
+//! A `text/event-stream` body cut into events as its bytes arrive, and the one
+//! change the proxy makes to an event: its data replaced by a rewritten message.
+//!
+//! An event is kept as the bytes the server sent (every field, comment and line
+//! ending), so that an event the proxy does not change reaches the client byte
+//! for byte, and a changed one keeps its `id`, `event` and `retry` lines where
+//! they were.
+
+/// Cuts a stream of bytes into whole events, each ending with its blank line.
+#[derive(Debug, Default)]
+pub(crate) struct EventSplitter {
+    buffer: Vec<u8>,
+    /// Where the first line not yet scanned starts in `buffer`.
+    scanned: usize,
+}
+
+impl EventSplitter {
+    /// Adds bytes read from the stream.
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next whole event, blank line included, when the bytes pushed hold one.
+    pub(crate) fn next_event(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let rest = &self.buffer[self.scanned..];
+            let end = rest
+                .iter()
+                .position(|&byte| byte == b'\n' || byte == b'\r')?;
+            let ending = match (rest[end], rest.get(end + 1)) {
+                (b'\r', Some(b'\n')) => 2,
+                // A `\r` last in the buffer may be the first half of `\r\n`.
+                (b'\r', None) => return None,
+                _ => 1,
+            };
+            let line_end = self.scanned + end + ending;
+            if end == 0 {
+                self.scanned = 0;
+                return Some(self.buffer.drain(..line_end).collect());
+            }
+            self.scanned = line_end;
+        }
+    }
+
+    /// What the stream left after its last whole event (an event cut short).
+    pub(crate) fn into_rest(self) -> Vec<u8> {
+        self.buffer
+    }
+}
+
+/// The lines of an event: each line's bytes and its line ending.
+fn lines(event: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let mut rest = event;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .iter()
+            .position(|&byte| byte == b'\n' || byte == b'\r')
+            .unwrap_or(rest.len());
+        let ending = match (rest.get(end), rest.get(end + 1)) {
+            (Some(b'\r'), Some(b'\n')) => 2,
+            (Some(_), _) => 1,
+            (None, _) => 0,
+        };
+        let (line, after) = rest.split_at(end);
+        let (line_ending, after) = after.split_at(ending);
+        rest = after;
+        Some((line, line_ending))
+    })
+}
+
+/// A line's field name and value (one leading space of the value dropped).
+fn field(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.iter().position(|&byte| byte == b':') {
+        Some(colon) => {
+            let value = &line[colon + 1..];
+            (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+        }
+        None => (line, &[]),
+    }
+}
+
+/// The event's data: its `data` lines joined with `\n`; `None` without any.
+pub(crate) fn data(event: &[u8]) -> Option<Vec<u8>> {
+    let mut data: Option<Vec<u8>> = None;
+    for (line, _) in lines(event) {
+        let (name, value) = field(line);
+        if name != b"data" {
+            continue;
+        }
+        match &mut data {
+            Some(data) => {
+                data.push(b'\n');
+                data.extend_from_slice(value);
+            }
+            None => data = Some(value.to_vec()),
+        }
+    }
+    data
+}
+
+/// The event with its data replaced by `message` (one line: JSON holds no raw
+/// newline), where its first `data` line was; every other line kept as it is.
+pub(crate) fn with_data(event: &[u8], message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(event.len() + message.len());
+    let mut data_written = false;
+    for (line, ending) in lines(event) {
+        if field(line).0 != b"data" {
+            out.extend_from_slice(line);
+            out.extend_from_slice(ending);
+        } else if !data_written {
+            out.extend_from_slice(b"data: ");
+            out.extend_from_slice(message);
+            out.extend_from_slice(if ending.is_empty() { b"\n" } else { ending });
+            data_written = true;
+        }
+    }
+    out
+}
+
+/// An event the proxy makes itself, carrying `message`.
+pub(crate) fn event(message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(message.len() + 8);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\n\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(chunks: &[&[u8]]) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let mut splitter = EventSplitter::default();
+        let mut events = Vec::new();
+        for chunk in chunks {
+            splitter.push(chunk);
+            while let Some(event) = splitter.next_event() {
+                events.push(event);
+            }
+        }
+        (events, splitter.into_rest())
+    }
+
+    #[test]
+    fn events_end_at_a_blank_line_with_any_line_ending() {
+        let stream: &[u8] =
+            b"id: 1\ndata: a\n\nid: 2\r\ndata: b\r\n\r\ndata: c\rretry: 5\r\rdata: cut";
+        let (events, rest) = split(&[stream]);
+        assert_eq!(
+            events,
+            [
+                b"id: 1\ndata: a\n\n".to_vec(),
+                b"id: 2\r\ndata: b\r\n\r\n".to_vec(),
+                b"data: c\rretry: 5\r\r".to_vec(),
+            ]
+        );
+        assert_eq!(rest, b"data: cut");
+    }
+
+    #[test]
+    fn an_event_split_anywhere_comes_out_whole() {
+        let stream: &[u8] = b": comment\r\nid: 7\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\nid: 8\r\n\r\n";
+        for cut in 0..stream.len() {
+            for cut2 in cut..stream.len() {
+                let (events, rest) = split(&[&stream[..cut], &stream[cut..cut2], &stream[cut2..]]);
+                assert_eq!(events.concat(), stream, "cut at {cut} and {cut2}");
+                assert_eq!(events.len(), 2);
+                assert!(rest.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn data_lines_join_with_newlines_and_lose_one_leading_space() {
+        assert_eq!(
+            data(b"id: 1\ndata: {\"a\":\ndata:1}\ndata:  x\n\n").as_deref(),
+            Some(&b"{\"a\":\n1}\n x"[..])
+        );
+        assert_eq!(data(b"id: 1\nretry: 10\n\n"), None);
+        assert_eq!(data(b": data: no\n\n"), None);
+    }
+
+    #[test]
+    fn new_data_takes_the_place_of_the_first_data_line_and_keeps_the_rest() {
+        let event = b"event: message\r\nid: 42\r\ndata: {\"a\":\r\ndata: 1}\r\nretry: 3000\r\n\r\n";
+        assert_eq!(
+            with_data(event, b"{\"b\":2}"),
+            b"event: message\r\nid: 42\r\ndata: {\"b\":2}\r\nretry: 3000\r\n\r\n"
+        );
+    }
+}

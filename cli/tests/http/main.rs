@@ -1,0 +1,13 @@
+//! The `mcp-tool-errors` command in HTTP mode (`--upstream URL --listen ADDR`),
+//! the real binary between a plain HTTP client and a scripted upstream, all on
+//! 127.0.0.1 with ephemeral ports: what passes through (`forwarding`), what is
+//! rewritten (`rewriting`), and the answers when the upstream gives none
+//! (`failures`), the command line (`options`), and a server on the official Python SDK
+//! (`python`, ignored unless scripts/install-test-servers.sh has run). Every wait is bounded.
+
+mod failures;
+mod forwarding;
+mod options;
+mod python;
+mod rewriting;
+mod support;

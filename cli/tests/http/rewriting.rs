@@ -1,0 +1,224 @@
+//! Answers to `tools/call` rewritten as on stdio, in a JSON body and in an event
+//! stream relayed event by event; everything else byte for byte.
+
+use hyper::StatusCode;
+use mcp_tool_errors::render_error;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::support::{
+    Events, Proxy, Reply, Upstream, body, error_result, event_data, json, tool_call,
+};
+
+#[tokio::test]
+async fn an_error_result_in_a_json_body_is_rewrapped() {
+    let upstream = Upstream::start(|_| Reply::json(&error_result(3, "no such change: 42"))).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(3, "search_changes"), &[]).await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(
+        json(response).await,
+        json!({
+            "jsonrpc": "2.0", "id": 3,
+            "result": {
+                "content": [{"type": "text", "text": render_error("search_changes", "no such change: 42")}],
+                "isError": true,
+            },
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_json_media_type_is_read_whatever_its_case_and_parameters() {
+    let upstream = Upstream::start(|_| {
+        Reply::Whole(
+            StatusCode::OK,
+            vec![("content-type", "Application/JSON; charset=utf-8".to_owned())],
+            error_result(1, "boom").into_bytes(),
+        )
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let answer = json(proxy.post(&tool_call(1, "t"), &[]).await).await;
+
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("t", "boom")
+    );
+}
+
+#[tokio::test]
+async fn an_https_upstream_is_reached_with_the_platforms_roots() {
+    let upstream = Upstream::start_tls(|_| Reply::json(&error_result(2, "denied"))).await;
+    // The platform's roots, as rustls-native-certs reads them: here, the test CA.
+    let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/http/tls/ca.pem");
+    let proxy = Proxy::start_with_env(
+        &format!("https://{}/mcp", upstream.address),
+        &[],
+        &[("SSL_CERT_FILE", ca), ("SSL_CERT_DIR", "/nonexistent")],
+    )
+    .await;
+
+    let answer = json(proxy.post(&tool_call(2, "deploy"), &[]).await).await;
+
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("deploy", "denied")
+    );
+    assert_eq!(
+        upstream.received()[0].header("host"),
+        Some(upstream.address.to_string().as_str())
+    );
+}
+
+#[tokio::test]
+async fn the_options_of_the_stdio_mode_apply() {
+    let text = "token=ghp_0123456789abcdefghijklmnopqrstuvwxyz failed, and a long tail";
+    let upstream = Upstream::start(move |_| Reply::json(&error_result(1, text))).await;
+    let proxy = Proxy::start(
+        &upstream.url(),
+        &["--redact-secrets", "--max-error-bytes", "20"],
+    )
+    .await;
+
+    let answer = json(proxy.post(&tool_call(1, "deploy"), &[]).await).await;
+
+    let rendered = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        rendered.starts_with("<error tool=\"deploy\">\n"),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("ghp_"), "{rendered}");
+    assert!(rendered.contains("[truncated"), "{rendered}");
+}
+
+#[tokio::test]
+async fn answers_the_layer_leaves_alone_keep_the_upstreams_bytes() {
+    // Spaces, key order and escapes that a serializer would not reproduce.
+    let success = "{ \"result\" : {\"content\":[{\"type\":\"text\",\"text\":\"caf\\u00e9\"}],\"isError\":false}, \"id\":1,\"jsonrpc\":\"2.0\" }";
+    let protocol_error =
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: nope"}}"#;
+    let upstream = Upstream::start(move |request| match request.json()["id"].as_u64() {
+        Some(1) => Reply::json(success),
+        _ => Reply::json(protocol_error),
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let first = proxy.post(&tool_call(1, "search"), &[]).await;
+    assert_eq!(body(first).await, success.as_bytes());
+    let second = proxy.post(&tool_call(2, "nope"), &[]).await;
+    assert_eq!(body(second).await, protocol_error.as_bytes());
+}
+
+#[tokio::test]
+async fn an_error_already_rendered_is_not_wrapped_twice_and_keeps_its_bytes() {
+    // Written with its keys in an order a serializer would not choose.
+    let rendered = serde_json::to_string(&render_error("search", "no such change")).unwrap();
+    let answer = format!(
+        r#"{{"result":{{"isError":true,"content":[{{"text":{rendered},"type":"text"}}]}},"jsonrpc":"2.0","id":1}}"#
+    );
+    let upstream = Upstream::start(move |_| Reply::json(&answer.clone())).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(1, "search"), &[]).await;
+
+    let expected = format!(
+        r#"{{"result":{{"isError":true,"content":[{{"text":{rendered},"type":"text"}}]}},"jsonrpc":"2.0","id":1}}"#
+    );
+    assert_eq!(body(response).await, expected.as_bytes());
+}
+
+#[tokio::test]
+async fn a_batch_in_a_json_body_has_each_answer_matched_to_its_request() {
+    let upstream = Upstream::start(|_| {
+        Reply::json(&format!(
+            r#"[{{"jsonrpc":"2.0","id":"p","result":{{}}}},{}]"#,
+            error_result(1, "quota exceeded")
+        ))
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let batch = format!(
+        r#"[{},{{"jsonrpc":"2.0","id":"p","method":"ping"}}]"#,
+        tool_call(1, "search")
+    );
+
+    let answer = json(proxy.post(&batch, &[]).await).await;
+
+    assert_eq!(
+        answer,
+        json!([
+            {"jsonrpc": "2.0", "id": "p", "result": {}},
+            {
+                "jsonrpc": "2.0", "id": 1,
+                "result": {
+                    "content": [{"type": "text", "text": render_error("search", "quota exceeded")}],
+                    "isError": true,
+                },
+            },
+        ])
+    );
+}
+
+#[tokio::test]
+async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
+    let (chunks, script_chunks) = mpsc::unbounded_channel();
+    let script_chunks = std::sync::Mutex::new(Some(script_chunks));
+    let upstream = Upstream::start(move |_| {
+        Reply::Events(script_chunks.lock().unwrap().take().expect("one request"))
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let progress = "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n";
+    chunks.send(Ok(b": keep-alive\n\n".to_vec())).unwrap();
+    chunks.send(Ok(progress.as_bytes().to_vec())).unwrap();
+
+    let response = proxy.post(&tool_call(5, "build"), &[]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut events = Events::new(response);
+
+    // Before the server has sent the answer: what it sent so far, as it is.
+    assert_eq!(events.next().await.unwrap(), ": keep-alive\n\n");
+    assert_eq!(events.next().await.unwrap(), progress);
+
+    let answer = error_result(5, "exit status 2");
+    // The answer event in two pieces, the second after the first went out.
+    let first_half = format!("retry: 3000\nid: 8\ndata: {}", &answer[..10]);
+    chunks.send(Ok(first_half.into_bytes())).unwrap();
+    chunks
+        .send(Ok(format!("{}\n\n", &answer[10..]).into_bytes()))
+        .unwrap();
+    drop(chunks);
+
+    let event = events.next().await.unwrap();
+    let expected = json!({
+        "jsonrpc": "2.0", "id": 5,
+        "result": {
+            "content": [{"type": "text", "text": render_error("build", "exit status 2")}],
+            "isError": true,
+        },
+    });
+    assert_eq!(event, format!("retry: 3000\nid: 8\ndata: {expected}\n\n"));
+    assert_eq!(event_data(&event), expected);
+    assert_eq!(events.next().await, None);
+}
+
+#[tokio::test]
+async fn an_answer_event_the_layer_leaves_alone_keeps_its_bytes() {
+    let answer_event =
+        "id: 1\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{\"tools\":[]}}\r\n\r\n";
+    let upstream = Upstream::start(move |_| Reply::events(&[answer_event])).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy
+        .post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &[])
+        .await;
+
+    assert_eq!(body(response).await, answer_event.as_bytes());
+}
