@@ -178,6 +178,7 @@ async fn a_panicked_task_is_delivered_alike_every_time_and_logged_once() {
 
 /// With `redact_secrets(true)`, the one event that logs the panic holds the
 /// payload redacted, and no event holds the credential.
+#[cfg(feature = "redact")]
 #[tokio::test(start_paused = true)]
 async fn with_redact_secrets_no_log_event_holds_the_task_panic_payload_unredacted() {
     let log = CapturedLog::start();
@@ -197,6 +198,7 @@ async fn with_redact_secrets_no_log_event_holds_the_task_panic_payload_unredacte
 /// A panicked task pushed out of the layer's memory before its result was
 /// delivered: the layer logs its payload then, once and redacted, since no
 /// delivery will.
+#[cfg(feature = "redact")]
 #[tokio::test(start_paused = true)]
 async fn a_panicked_task_forgotten_undelivered_is_logged_once_redacted() {
     let log = CapturedLog::start();

@@ -49,8 +49,10 @@ async fn panic_hook_child() {
     });
     let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                          "params": {"name": "deploy", "arguments": {}}});
-    let response = ToolErrorLayer::new()
-        .redact_secrets(true)
+    let layer = ToolErrorLayer::new();
+    #[cfg(feature = "redact")]
+    let layer = layer.redact_secrets(true);
+    let response = layer
         .layer(panicking)
         .oneshot(request)
         .await
