@@ -28,6 +28,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::response;
 use hyper::{Request, Response, StatusCode};
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
@@ -36,6 +37,7 @@ use tower_service::Service;
 use crate::http::body::{ChannelBody, ProxyBody, whole};
 use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
+use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::message::{requests, response_ids};
 
@@ -53,7 +55,12 @@ pub(crate) async fn exchange(
     proxy: &Arc<Proxy>,
     request: Request<ProxyBody>,
     message: Value,
+    opened: &[(String, String)],
 ) -> Response<ProxyBody> {
+    for (tool, task_id) in opened {
+        remember_task(&proxy.layer(), tool, task_id).await;
+    }
+    let to_client = Arc::new(ToClient::new(&message, opened));
     let cancel = Cancel {
         proxy: proxy.clone(),
         headers: CANCEL_HEADERS
@@ -72,6 +79,7 @@ pub(crate) async fn exchange(
             head: head_sender,
             events: events.clone(),
             delivered: delivered.clone(),
+            to_client: to_client.clone(),
         }),
     });
     let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
@@ -83,14 +91,17 @@ pub(crate) async fn exchange(
         head = &mut head => (head.ok(), None),
         Ok(answered) = &mut answer => (head.try_recv().ok(), Some(answered)),
     };
+    let translation = to_client.clone();
     let answer = async move {
-        match answered {
+        let mut answer = match answered {
             Some(answer) => answer,
             None => {
                 let Ok(answer) = answer.await;
                 answer
             }
-        }
+        };
+        translation.translate(&mut answer);
+        answer
     };
     match head {
         Some(Head::PassThrough(response)) => passed_through(response),
@@ -98,7 +109,7 @@ pub(crate) async fn exchange(
             headers::remove_hop_by_hop(&mut parts.headers);
             parts.headers.remove(header::CONTENT_LENGTH);
             tokio::spawn(async move {
-                finish_stream(answer.await, &delivered, &events, &cancel).await;
+                finish_stream(answer.await, &delivered, &events, &cancel, &to_client).await;
             });
             Response::from_parts(parts, body.boxed())
         }
@@ -217,6 +228,7 @@ async fn finish_stream(
     delivered: &Mutex<Delivered>,
     events: &mpsc::Sender<Bytes>,
     cancel: &Cancel,
+    to_client: &ToClient,
 ) {
     let (event, rest) = match take(delivered) {
         Delivered::ClientGone => return,
@@ -244,9 +256,32 @@ async fn finish_stream(
     if events.send(Bytes::from(event)).await.is_err() {
         return;
     }
-    let Some(StreamRest { splitter, mut body }) = rest else {
+    let Some(StreamRest {
+        mut splitter,
+        mut body,
+    }) = rest
+    else {
         return;
     };
+    if to_client.is_needed() {
+        // Later events may name the task (its status, its result): cut them.
+        loop {
+            while let Some(event) = splitter.next_event() {
+                let event = translated(event, to_client);
+                if events.send(Bytes::from(event)).await.is_err() {
+                    return;
+                }
+            }
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        splitter.push(&data);
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
     let left = splitter.into_rest();
     if !left.is_empty() && events.send(Bytes::from(left)).await.is_err() {
         return;
@@ -257,6 +292,52 @@ async fn finish_stream(
         {
             return;
         }
+    }
+}
+
+/// `event` with the server's task ids in its data translated to the client's.
+fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
+    if !to_client.is_needed() {
+        return event;
+    }
+    let Some(mut message) = sse::data(&event).and_then(|data| serde_json::from_slice(&data).ok())
+    else {
+        return event;
+    };
+    if to_client.translate(&mut message) {
+        let data = serde_json::to_vec(&message).expect("a JSON value serializes");
+        sse::with_data(&event, &data)
+    } else {
+        event
+    }
+}
+
+/// Has the layer remember that the server's task `task_id` belongs to `tool`,
+/// as if it had seen the `tools/call` that created it: the task's id, which
+/// the client sent, says so, and this replica may never have seen that call.
+async fn remember_task(layer: &ToolErrorLayer, tool: &str, task_id: &str) {
+    let call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": tool}});
+    let handle = json!({"jsonrpc": "2.0", "id": 0, "result": {"task": {"taskId": task_id}}});
+    let mut service = layer.layer(Answers(handle));
+    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let _ = service.call(call).await;
+}
+
+/// A service that answers every request with the same message.
+#[derive(Debug)]
+struct Answers(Value);
+
+impl Service<Value> for Answers {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _message: Value) -> Self::Future {
+        std::future::ready(Ok(self.0.clone()))
     }
 }
 
@@ -289,6 +370,7 @@ struct UpstreamCall {
     head: oneshot::Sender<Head>,
     events: mpsc::Sender<Bytes>,
     delivered: Arc<Mutex<Delivered>>,
+    to_client: Arc<ToClient>,
 }
 
 impl UpstreamCall {
@@ -321,6 +403,7 @@ impl UpstreamCall {
                         self.head,
                         self.events,
                         &self.delivered,
+                        &self.to_client,
                     )
                     .await;
                 }
@@ -390,6 +473,7 @@ impl UpstreamCall {
         head: oneshot::Sender<Head>,
         events: mpsc::Sender<Bytes>,
         delivered: &Mutex<Delivered>,
+        to_client: &ToClient,
     ) -> Value {
         let (parts, mut body) = response.into_parts();
         let _ = head.send(Head::Stream(parts));
@@ -409,6 +493,7 @@ impl UpstreamCall {
                     );
                     return answer;
                 }
+                let event = translated(event, to_client);
                 if events.send(Bytes::from(event)).await.is_err() {
                     put(delivered, Delivered::ClientGone);
                     return Value::Null;

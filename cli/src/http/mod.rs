@@ -13,7 +13,8 @@
 //! forwarding, and what is read as MCP), `headers` (what the upstream and the
 //! client get of each other's headers), `exchange` (one JSON-RPC request through
 //! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
-//! `failure` (the answers when the upstream gives none), and `body`.
+//! `failure` (the answers when the upstream gives none), `task_ids` (the task
+//! ids the client sees, which carry what any replica needs), and `body`.
 
 mod body;
 mod exchange;
@@ -21,6 +22,7 @@ mod failure;
 mod headers;
 mod proxy;
 mod sse;
+mod task_ids;
 mod upstream;
 
 use std::net::SocketAddr;

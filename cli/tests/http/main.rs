@@ -9,5 +9,6 @@ mod failures;
 mod forwarding;
 mod options;
 mod python;
+mod replicas;
 mod rewriting;
 mod support;
