@@ -35,6 +35,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::http::body::{ChannelBody, ProxyBody, whole};
+use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
 use crate::http::task_ids::ToClient;
@@ -135,6 +136,8 @@ enum Delivered {
     Nothing,
     /// The call made the answer itself (a [`Failure`]).
     Made,
+    /// The call was given up at the end of a drain.
+    Drained,
     /// The client went away while its events were relayed.
     ClientGone,
     /// A JSON body holding the answer: the response's head, its bytes, and the
@@ -207,7 +210,7 @@ fn json_response(
             Response::from_parts(parts, whole(bytes))
         }
         other => {
-            if matches!(other, Delivered::Nothing) {
+            if matches!(other, Delivered::Nothing | Delivered::Drained) {
                 cancel.send();
             }
             let bytes = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -246,7 +249,7 @@ async fn finish_stream(
             (event, Some(rest))
         }
         other => {
-            if matches!(other, Delivered::Nothing) {
+            if matches!(other, Delivered::Nothing | Delivered::Drained) {
                 cancel.send();
             }
             let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -374,8 +377,22 @@ struct UpstreamCall {
 }
 
 impl UpstreamCall {
-    /// The upstream's message that answers `message`, or the proxy's own answer.
+    /// The upstream's message that answers `message`, or the proxy's own
+    /// answer; at the end of a drain, the answer of [`Failure::Drained`].
     async fn run(self, message: Value) -> Value {
+        let proxy = self.proxy.clone();
+        let delivered = self.delivered.clone();
+        tokio::select! {
+            answer = self.run_upstream(message.clone()) => answer,
+            () = proxy.drain().reached(Phase::Expired) => {
+                crate::log("the drain timeout passed before the server answered");
+                put(&delivered, Delivered::Drained);
+                Failure::Drained.answer(&message)
+            }
+        }
+    }
+
+    async fn run_upstream(self, message: Value) -> Value {
         let response = match self.proxy.client().request(self.request).await {
             Ok(response) => response,
             Err(error) => {

@@ -15,6 +15,7 @@ use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 use crate::http::body::{ProxyBody, streamed, whole};
+use crate::http::drain::Drain;
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
@@ -33,6 +34,7 @@ pub(crate) struct Proxy {
     upstream: UpstreamUrl,
     client: UpstreamClient,
     layer: ToolErrorLayer,
+    drain: Drain,
 }
 
 impl Proxy {
@@ -40,12 +42,20 @@ impl Proxy {
         upstream: UpstreamUrl,
         client: UpstreamClient,
         layer: ToolErrorLayer,
+        drain: Drain,
     ) -> Self {
         Self {
             upstream,
             client,
             layer,
+            drain,
         }
+    }
+
+    /// Where the process is in its life: serving, draining, or past the drain
+    /// timeout.
+    pub(crate) fn drain(&self) -> &Drain {
+        &self.drain
     }
 
     pub(crate) fn client(&self) -> &UpstreamClient {

@@ -5,6 +5,7 @@
 //! (`failures`), the command line (`options`), and a server on the official Python SDK
 //! (`python`, ignored unless scripts/install-test-servers.sh has run). Every wait is bounded.
 
+mod drain;
 mod failures;
 mod forwarding;
 mod options;
