@@ -135,3 +135,38 @@ async fn calls_still_waiting_at_the_drain_timeout_are_answered_and_cancelled() {
     assert_eq!(cancelled.header("mcp-session-id"), Some("s-1"));
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
+
+#[tokio::test]
+async fn a_started_event_stream_ends_with_the_answer_at_the_drain_timeout() {
+    let (events, stream) = mpsc::unbounded_channel();
+    let stream = std::sync::Mutex::new(Some(stream));
+    let upstream = Upstream::start(move |request| match request.json()["method"].as_str() {
+        Some("tools/call") => Reply::Events(stream.lock().unwrap().take().expect("one call")),
+        _ => Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![]),
+    })
+    .await;
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+    events
+        .send(Ok(format!("id: 1\ndata: {progress}\n\n").into_bytes()))
+        .unwrap();
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
+    let mut stream = Events::new(proxy.post(&tool_call(9, "render"), &[]).await);
+    assert_eq!(
+        stream.next().await.unwrap(),
+        format!("id: 1\ndata: {progress}\n\n")
+    );
+
+    proxy.terminate();
+
+    let last = stream.next().await.expect("the answer");
+    assert_eq!(
+        event_data(&last)["result"]["content"][0]["text"],
+        render_error("render", DRAINED)
+    );
+    assert_eq!(stream.next().await, None);
+    upstream
+        .wait_for(|request| request.json()["method"] == "notifications/cancelled")
+        .await;
+    assert_eq!(proxy.exited().await.code(), Some(0));
+    drop(events);
+}
