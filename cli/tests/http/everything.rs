@@ -2,7 +2,8 @@
 //! `@modelcontextprotocol/server-everything` (pinned by
 //! scripts/install-test-servers.sh), in its Streamable HTTP mode (sessions,
 //! answers in event streams), through the official TypeScript client
-//! (servers/everything_client.mjs) and a raw HTTP client.
+//! and the official Python client (servers/everything_client.mjs,
+//! servers/python_client.py), and a raw HTTP client.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -74,51 +75,81 @@ impl Everything {
     }
 }
 
-/// What the official TypeScript client received from the server at `url`.
-async fn client(url: &str) -> Value {
-    let output = Command::new(node())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/http/servers/everything_client.mjs"
-        ))
-        .arg(url)
-        .env("MCP_SDK_DIR", modules().join("@modelcontextprotocol/sdk"))
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = bounded("the TypeScript client", output).await.unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("one JSON line")
+/// An official MCP client, run as a program: `servers/<script>` with `url`.
+#[derive(Debug, Clone, Copy)]
+enum Client {
+    TypeScript,
+    Python,
+}
+
+impl Client {
+    /// What the client received from the server at `url` (the same calls for
+    /// both: `tools/list`, two calls of `echo`, one with invalid arguments, and
+    /// a long-running call with progress).
+    async fn run(self, url: &str) -> Value {
+        let servers = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/http/servers");
+        let mut command = match self {
+            Self::TypeScript => {
+                let mut command = Command::new(node());
+                command
+                    .arg(format!("{servers}/everything_client.mjs"))
+                    .env("MCP_SDK_DIR", modules().join("@modelcontextprotocol/sdk"));
+                command
+            }
+            Self::Python => {
+                let python = tools().join("python/bin/python");
+                assert!(python.exists(), "{NEEDS_SERVERS}");
+                let mut command = Command::new(python);
+                command.arg(format!("{servers}/python_client.py"));
+                command
+            }
+        };
+        let output = command
+            .arg(url)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let output = bounded("the client", output).await.unwrap();
+        assert!(
+            output.status.success(),
+            "{self:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).expect("one JSON line")
+    }
 }
 
 #[tokio::test]
 #[ignore = "needs the test servers: scripts/install-test-servers.sh"]
-async fn everything_through_the_typescript_client_errors_wrapped_and_the_rest_identical() {
+async fn everything_through_official_clients_errors_wrapped_and_the_rest_identical() {
     let server = Everything::start().await;
     let proxy = Proxy::start(&server.url(), &[]).await;
 
-    let direct = client(&server.url()).await;
-    let proxied = client(&format!("http://{}/mcp", proxy.address)).await;
+    for client in [Client::TypeScript, Client::Python] {
+        let direct = client.run(&server.url()).await;
+        let proxied = client.run(&format!("http://{}/mcp", proxy.address)).await;
 
-    // The server reports arguments that fail the schema as an isError result.
-    assert_eq!(direct["invalid"]["isError"], true, "{}", direct["invalid"]);
-    let direct_text = direct["invalid"]["content"][0]["text"].as_str().unwrap();
-    let mut expected = direct.clone();
-    expected["invalid"]["content"][0]["text"] = render_error("echo", direct_text).into();
-    assert_eq!(proxied, expected);
-    // Progress relayed: every step, as the server sent it.
-    assert_eq!(
-        proxied["progress"],
-        json!([
-            {"progress": 1, "total": 3},
-            {"progress": 2, "total": 3},
-            {"progress": 3, "total": 3},
-        ])
-    );
+        // The server reports arguments that fail the schema as an isError result.
+        assert_eq!(direct["invalid"]["isError"], true, "{}", direct["invalid"]);
+        let direct_text = direct["invalid"]["content"][0]["text"].as_str().unwrap();
+        let mut expected = direct.clone();
+        expected["invalid"]["content"][0]["text"] = render_error("echo", direct_text).into();
+        assert_eq!(proxied, expected, "{client:?}");
+        // Progress relayed: every step, as the server sent it (the Python
+        // client reads numbers as floats).
+        let steps: Vec<(f64, f64)> = proxied["progress"]
+            .as_array()
+            .expect("the progress updates")
+            .iter()
+            .map(|step| {
+                (
+                    step["progress"].as_f64().unwrap(),
+                    step["total"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(steps, [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)], "{client:?}");
+    }
 }
 
 /// The data of each event of a response, as the bytes the client got.
