@@ -202,3 +202,77 @@ async fn everything_answers_pass_byte_identical_in_one_session() {
         assert_eq!(proxied, direct, "{request}");
     }
 }
+
+/// The answer in a response: a JSON body, or the event stream's last message
+/// with an `id`.
+async fn answer(response: hyper::Response<hyper::body::Incoming>) -> Value {
+    let is_json = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json");
+    if is_json {
+        return crate::support::json(response).await;
+    }
+    event_data(response)
+        .await
+        .iter()
+        .map(|data| serde_json::from_str::<Value>(data).unwrap())
+        .rfind(|message| message.get("id").is_some())
+        .expect("an answer")
+}
+
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn everything_task_created_through_one_proxy_is_read_through_another() {
+    let server = Everything::start().await;
+    let first = Proxy::start(&server.url(), &[]).await;
+    let second = Proxy::start(&server.url(), &[]).await;
+    let address: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }});
+    let response = first.post(&initialize.to_string(), &[]).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    answer(response).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    first.post(&initialized.to_string(), &headers).await;
+
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "simulate-research-query", "arguments": {"topic": "tides"},
+        "task": {"ttl": 60000},
+    }});
+    let created = answer(first.post(&call.to_string(), &headers).await).await;
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task handle: {created}"))
+        .to_owned();
+    let get = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task_id}})
+            .to_string()
+    };
+
+    // The server does not know the client's id; the other proxy does.
+    let direct = answer(post_to(address, &get(2), &headers).await).await;
+    assert!(direct.get("error").is_some(), "{direct}");
+    let status = answer(second.post(&get(3), &headers).await).await;
+    assert_eq!(status["result"]["taskId"], task_id.as_str(), "{status}");
+
+    let result = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result",
+        "params": {"taskId": task_id}});
+    let result = answer(second.post(&result.to_string(), &headers).await).await;
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Research Report: tides"), "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task_id.as_str(),
+        "{result}"
+    );
+}
