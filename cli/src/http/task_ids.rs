@@ -264,6 +264,37 @@ mod tests {
     }
 
     #[test]
+    fn each_handle_of_a_batch_carries_the_tool_of_its_own_call() {
+        let request = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b"}},
+        ]);
+        let to_client = ToClient::new(&request, &[]);
+        let mut answers = json!([
+            {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "task", "taskId": "s2"}},
+            {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "s1"}}},
+        ]);
+        assert!(to_client.translate(&mut answers));
+        assert_eq!(answers[0]["result"]["taskId"], envelope("b", "s2"));
+        assert_eq!(answers[1]["result"]["task"]["taskId"], envelope("a", "s1"));
+        // Whose task a notification names is unknown with two calls: untouched.
+        let mut status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+            "params": {"taskId": "s1"}});
+        assert!(!to_client.translate(&mut status));
+    }
+
+    #[test]
+    fn a_result_that_is_no_handle_keeps_its_task_id() {
+        let request =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}});
+        let mut answer =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "taskId": "x"}});
+        let unchanged = answer.clone();
+        assert!(!ToClient::new(&request, &[]).translate(&mut answer));
+        assert_eq!(answer, unchanged);
+    }
+
+    #[test]
     fn only_the_places_of_task_ids_are_translated() {
         let id = envelope("t", "s1");
         let mut message = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
