@@ -15,7 +15,12 @@
 //! - a response that is not an answer (a 4xx, a redirect) passes through as it is;
 //! - when the upstream gives no answer, the future resolves with the answer of
 //!   [`Failure`]; when the layer answers itself (the tool timeout), the upstream
-//!   request has been dropped, and the server is sent `notifications/cancelled`.
+//!   request has been dropped, and the server is sent `notifications/cancelled`;
+//! - the server's task ids in the answer and in the events become the client's
+//!   ([`task_ids`](crate::http::task_ids)), after the layer, which works with
+//!   the server's;
+//! - at the end of a drain ([`drain`](crate::http::drain)), a call still waiting
+//!   is answered with [`Failure::Drained`] and cancelled at the server.
 
 use std::convert::Infallible;
 use std::future::Future;
