@@ -58,6 +58,12 @@ pub(crate) struct Options {
     )]
     pub(crate) listen: Option<std::net::SocketAddr>,
 
+    /// With --upstream: on SIGTERM or SIGINT, stop accepting connections and
+    /// give the calls in flight DURATION to finish; those that have not are
+    /// answered as at a timeout, and the command exits 0. Default: 10s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    pub(crate) drain_timeout: Option<Duration>,
+
     /// The server's command and its arguments: everything from the first
     /// argument that is not an option of this command (or after `--`) is the
     /// server's, options included.

@@ -15,7 +15,12 @@
 //! - a response that is not an answer (a 4xx, a redirect) passes through as it is;
 //! - when the upstream gives no answer, the future resolves with the answer of
 //!   [`Failure`]; when the layer answers itself (the tool timeout), the upstream
-//!   request has been dropped, and the server is sent `notifications/cancelled`.
+//!   request has been dropped, and the server is sent `notifications/cancelled`;
+//! - the server's task ids in the answer and in the events become the client's
+//!   ([`task_ids`](crate::http::task_ids)), after the layer, which works with
+//!   the server's;
+//! - at the end of a drain ([`drain`](crate::http::drain)), a call still waiting
+//!   is answered with [`Failure::Drained`] and cancelled at the server.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -28,14 +33,17 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::response;
 use hyper::{Request, Response, StatusCode};
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::http::body::{ChannelBody, ProxyBody, whole};
+use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
+use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::message::{requests, response_ids};
 
@@ -53,7 +61,12 @@ pub(crate) async fn exchange(
     proxy: &Arc<Proxy>,
     request: Request<ProxyBody>,
     message: Value,
+    opened: &[(String, String)],
 ) -> Response<ProxyBody> {
+    for (tool, task_id) in opened {
+        remember_task(&proxy.layer(), tool, task_id).await;
+    }
+    let to_client = Arc::new(ToClient::new(&message, opened));
     let cancel = Cancel {
         proxy: proxy.clone(),
         headers: CANCEL_HEADERS
@@ -72,6 +85,7 @@ pub(crate) async fn exchange(
             head: head_sender,
             events: events.clone(),
             delivered: delivered.clone(),
+            to_client: to_client.clone(),
         }),
     });
     let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
@@ -83,14 +97,17 @@ pub(crate) async fn exchange(
         head = &mut head => (head.ok(), None),
         Ok(answered) = &mut answer => (head.try_recv().ok(), Some(answered)),
     };
+    let translation = to_client.clone();
     let answer = async move {
-        match answered {
+        let mut answer = match answered {
             Some(answer) => answer,
             None => {
                 let Ok(answer) = answer.await;
                 answer
             }
-        }
+        };
+        translation.translate(&mut answer);
+        answer
     };
     match head {
         Some(Head::PassThrough(response)) => passed_through(response),
@@ -98,7 +115,7 @@ pub(crate) async fn exchange(
             headers::remove_hop_by_hop(&mut parts.headers);
             parts.headers.remove(header::CONTENT_LENGTH);
             tokio::spawn(async move {
-                finish_stream(answer.await, &delivered, &events, &cancel).await;
+                finish_stream(answer.await, &delivered, &events, &cancel, &to_client).await;
             });
             Response::from_parts(parts, body.boxed())
         }
@@ -124,6 +141,8 @@ enum Delivered {
     Nothing,
     /// The call made the answer itself (a [`Failure`]).
     Made,
+    /// The call was given up at the end of a drain.
+    Drained,
     /// The client went away while its events were relayed.
     ClientGone,
     /// A JSON body holding the answer: the response's head, its bytes, and the
@@ -196,7 +215,7 @@ fn json_response(
             Response::from_parts(parts, whole(bytes))
         }
         other => {
-            if matches!(other, Delivered::Nothing) {
+            if matches!(other, Delivered::Nothing | Delivered::Drained) {
                 cancel.send();
             }
             let bytes = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -217,6 +236,7 @@ async fn finish_stream(
     delivered: &Mutex<Delivered>,
     events: &mpsc::Sender<Bytes>,
     cancel: &Cancel,
+    to_client: &ToClient,
 ) {
     let (event, rest) = match take(delivered) {
         Delivered::ClientGone => return,
@@ -234,7 +254,7 @@ async fn finish_stream(
             (event, Some(rest))
         }
         other => {
-            if matches!(other, Delivered::Nothing) {
+            if matches!(other, Delivered::Nothing | Delivered::Drained) {
                 cancel.send();
             }
             let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -244,9 +264,32 @@ async fn finish_stream(
     if events.send(Bytes::from(event)).await.is_err() {
         return;
     }
-    let Some(StreamRest { splitter, mut body }) = rest else {
+    let Some(StreamRest {
+        mut splitter,
+        mut body,
+    }) = rest
+    else {
         return;
     };
+    if to_client.is_needed() {
+        // Later events may name the task (its status, its result): cut them.
+        loop {
+            while let Some(event) = splitter.next_event() {
+                let event = translated(event, to_client);
+                if events.send(Bytes::from(event)).await.is_err() {
+                    return;
+                }
+            }
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        splitter.push(&data);
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
     let left = splitter.into_rest();
     if !left.is_empty() && events.send(Bytes::from(left)).await.is_err() {
         return;
@@ -257,6 +300,52 @@ async fn finish_stream(
         {
             return;
         }
+    }
+}
+
+/// `event` with the server's task ids in its data translated to the client's.
+fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
+    if !to_client.is_needed() {
+        return event;
+    }
+    let Some(mut message) = sse::data(&event).and_then(|data| serde_json::from_slice(&data).ok())
+    else {
+        return event;
+    };
+    if to_client.translate(&mut message) {
+        let data = serde_json::to_vec(&message).expect("a JSON value serializes");
+        sse::with_data(&event, &data)
+    } else {
+        event
+    }
+}
+
+/// Has the layer remember that the server's task `task_id` belongs to `tool`,
+/// as if it had seen the `tools/call` that created it: the task's id, which
+/// the client sent, says so, and this replica may never have seen that call.
+async fn remember_task(layer: &ToolErrorLayer, tool: &str, task_id: &str) {
+    let call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": tool}});
+    let handle = json!({"jsonrpc": "2.0", "id": 0, "result": {"task": {"taskId": task_id}}});
+    let mut service = layer.layer(Answers(handle));
+    let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
+    let _ = service.call(call).await;
+}
+
+/// A service that answers every request with the same message.
+#[derive(Debug)]
+struct Answers(Value);
+
+impl Service<Value> for Answers {
+    type Response = Value;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Value, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _message: Value) -> Self::Future {
+        std::future::ready(Ok(self.0.clone()))
     }
 }
 
@@ -289,11 +378,26 @@ struct UpstreamCall {
     head: oneshot::Sender<Head>,
     events: mpsc::Sender<Bytes>,
     delivered: Arc<Mutex<Delivered>>,
+    to_client: Arc<ToClient>,
 }
 
 impl UpstreamCall {
-    /// The upstream's message that answers `message`, or the proxy's own answer.
+    /// The upstream's message that answers `message`, or the proxy's own
+    /// answer; at the end of a drain, the answer of [`Failure::Drained`].
     async fn run(self, message: Value) -> Value {
+        let proxy = self.proxy.clone();
+        let delivered = self.delivered.clone();
+        tokio::select! {
+            answer = self.run_upstream(message.clone()) => answer,
+            () = proxy.drain().reached(Phase::Expired) => {
+                crate::log("the drain timeout passed before the server answered");
+                put(&delivered, Delivered::Drained);
+                Failure::Drained.answer(&message)
+            }
+        }
+    }
+
+    async fn run_upstream(self, message: Value) -> Value {
         let response = match self.proxy.client().request(self.request).await {
             Ok(response) => response,
             Err(error) => {
@@ -321,6 +425,7 @@ impl UpstreamCall {
                         self.head,
                         self.events,
                         &self.delivered,
+                        &self.to_client,
                     )
                     .await;
                 }
@@ -390,6 +495,7 @@ impl UpstreamCall {
         head: oneshot::Sender<Head>,
         events: mpsc::Sender<Bytes>,
         delivered: &Mutex<Delivered>,
+        to_client: &ToClient,
     ) -> Value {
         let (parts, mut body) = response.into_parts();
         let _ = head.send(Head::Stream(parts));
@@ -409,6 +515,7 @@ impl UpstreamCall {
                     );
                     return answer;
                 }
+                let event = translated(event, to_client);
                 if events.send(Bytes::from(event)).await.is_err() {
                     put(delivered, Delivered::ClientGone);
                     return Value::Null;

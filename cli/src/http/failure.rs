@@ -18,6 +18,8 @@ pub(crate) enum Failure {
     ClosedBeforeAnswer,
     /// A 5xx without a JSON-RPC body (a gateway's 502/503/504 page).
     Status(StatusCode),
+    /// The proxy was stopped, and the drain timeout passed first.
+    Drained,
 }
 
 impl Failure {
@@ -32,6 +34,10 @@ impl Failure {
                 "The server answered HTTP {} instead of a result.",
                 status.as_u16()
             ),
+            Self::Drained => {
+                "The proxy shut down before the server answered; the request was cancelled."
+                    .to_owned()
+            }
         }
     }
 

@@ -13,14 +13,17 @@
 //! forwarding, and what is read as MCP), `headers` (what the upstream and the
 //! client get of each other's headers), `exchange` (one JSON-RPC request through
 //! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
-//! `failure` (the answers when the upstream gives none), and `body`.
+//! `failure` (the answers when the upstream gives none), `task_ids` (the task
+//! ids the client sees, which carry what any replica needs), and `body`.
 
 mod body;
+mod drain;
 mod exchange;
 mod failure;
 mod headers;
 mod proxy;
 mod sse;
+mod task_ids;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -34,6 +37,7 @@ use tokio::net::TcpListener;
 
 pub(crate) use upstream::{UpstreamUrl, parse_upstream};
 
+use crate::http::drain::{Drain, Phase};
 use crate::options::Options;
 
 /// Serves `listen` until the process is stopped; returns the exit status when
@@ -55,6 +59,8 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     };
+    let stop = stop_signal();
+    tokio::pin!(stop);
     match listener.local_addr() {
         // What a script (or a test) that asked for port 0 reads to find the port.
         Ok(address) => crate::log(&format!("listening on {address}")),
@@ -65,25 +71,75 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     }
     // Spans say what carries the session: HTTP over TCP.
     let layer = options.layer().network_transport("tcp");
-    let proxy = Arc::new(proxy::Proxy::new(upstream, client, layer));
+    let (phase, drain) = Drain::new();
+    let proxy = Arc::new(proxy::Proxy::new(upstream, client, layer, drain));
     loop {
-        let (stream, client_address) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(error) => {
-                // Out of file descriptors, most likely: wait for some to close.
-                crate::log(&format!("cannot accept a connection: {error}"));
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
+        let (stream, client_address) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, most likely: wait for some to close.
+                    crate::log(&format!("cannot accept a connection: {error}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
         };
         let proxy = proxy.clone();
         tokio::spawn(async move {
+            let drain = proxy.drain().clone();
             let service = service_fn(move |request| proxy.clone().handle(request, client_address));
+            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
             // A connection that ends in an error (a client gone mid-request)
             // concerns that client only.
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                () = drain.reached(Phase::Draining) => {}
+            }
+            // The request being served is finished; no other is read.
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
         });
+    }
+    drop(listener);
+    let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
+    crate::log(&format!(
+        "draining: no new connections; the calls in flight have {}",
+        humantime::format_duration(drain_timeout)
+    ));
+    phase.send_replace(Phase::Draining);
+    drop(proxy);
+    if tokio::time::timeout(drain_timeout, phase.closed())
+        .await
+        .is_err()
+    {
+        phase.send_replace(Phase::Expired);
+        let _ = tokio::time::timeout(drain::GRACE, phase.closed()).await;
+    }
+    crate::log("drained");
+    0
+}
+
+/// Resolves at the first SIGTERM or SIGINT. Installed before the listener
+/// accepts, so that a signal sent once `listening on` is printed is seen.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let terminate = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        match (terminate, interrupt) {
+            (Ok(mut terminate), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
+            }
+            _ => {
+                crate::log("cannot handle SIGTERM and SIGINT: no draining");
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }

@@ -8,17 +8,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Uri, Version};
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 use crate::http::body::{ProxyBody, streamed, whole};
+use crate::http::drain::Drain;
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
-use crate::http::headers;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
+use crate::http::{headers, task_ids};
 use crate::message::requests;
 
 /// The most the proxy reads of a request to the MCP endpoint, which it must
@@ -33,6 +34,7 @@ pub(crate) struct Proxy {
     upstream: UpstreamUrl,
     client: UpstreamClient,
     layer: ToolErrorLayer,
+    drain: Drain,
 }
 
 impl Proxy {
@@ -40,12 +42,20 @@ impl Proxy {
         upstream: UpstreamUrl,
         client: UpstreamClient,
         layer: ToolErrorLayer,
+        drain: Drain,
     ) -> Self {
         Self {
             upstream,
             client,
             layer,
+            drain,
         }
+    }
+
+    /// Where the process is in its life: serving, draining, or past the drain
+    /// timeout.
+    pub(crate) fn drain(&self) -> &Drain {
+        &self.drain
     }
 
     pub(crate) fn client(&self) -> &UpstreamClient {
@@ -90,16 +100,33 @@ impl Proxy {
             // The client is gone, or sent a broken body: nobody to answer.
             Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
         };
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(message) if !requests(&message).is_empty() => {
-                // The answer is read: it must come as the server wrote it.
-                parts.headers.remove(header::ACCEPT_ENCODING);
-                Ok(exchange(&self, Request::from_parts(parts, whole(bytes)), message).await)
-            }
-            // Notifications, responses to the server's requests, and bodies
-            // that are no JSON (the server answers those) pass as they are.
-            _ => Ok(self.forward(Request::from_parts(parts, whole(bytes))).await),
+        let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+            // A body that is no JSON: the server answers it.
+            return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);
+        };
+        // The task ids the client holds are the proxy's: the server gets its own.
+        let opened = task_ids::to_upstream(&mut message);
+        let bytes = if opened.is_empty() {
+            bytes
+        } else {
+            // Hyper counts the new body.
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"))
+        };
+        if requests(&message).is_empty() {
+            // Notifications and responses to the server's requests pass as
+            // they are.
+            return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);
         }
+        // The answer is read: it must come as the server wrote it.
+        parts.headers.remove(header::ACCEPT_ENCODING);
+        Ok(exchange(
+            &self,
+            Request::from_parts(parts, whole(bytes)),
+            message,
+            &opened,
+        )
+        .await)
     }
 
     /// Forwards a request, and its response back, as they stream; a response

@@ -27,6 +27,15 @@ async fn upstream_and_listen_go_together_and_exclude_a_command() {
         &["--upstream", url][..],
         &["--listen", "127.0.0.1:0", "--", "server"],
         &["--upstream", url, "--listen", "127.0.0.1:0", "--", "server"],
+        &["--drain-timeout", "5s", "--", "server"],
+        &[
+            "--upstream",
+            url,
+            "--listen",
+            "127.0.0.1:0",
+            "--drain-timeout",
+            "0s",
+        ],
         &[
             "--upstream",
             url,

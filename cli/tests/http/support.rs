@@ -317,7 +317,7 @@ pub(crate) struct ListeningProcess {
     pub(crate) address: SocketAddr,
     /// Its stderr after the line that said where it listens.
     stderr: Arc<Mutex<String>>,
-    _process: Child,
+    process: Child,
 }
 
 impl ListeningProcess {
@@ -357,13 +357,30 @@ impl ListeningProcess {
         Self {
             address,
             stderr,
-            _process: process,
+            process,
         }
     }
 
     /// What the process wrote on stderr after its `listening` line.
     pub(crate) fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends the process SIGTERM, as a service manager stops it.
+    pub(crate) fn terminate(&self) {
+        let pid = self.process.id().expect("the process runs");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -TERM {pid}: {sent}");
+    }
+
+    /// Waits for the process to exit; its exit status.
+    pub(crate) async fn exited(&mut self) -> std::process::ExitStatus {
+        bounded("the process exits", self.process.wait())
+            .await
+            .expect("the process's status")
     }
 
     /// Waits until the process's stderr shows `text`.
@@ -411,6 +428,16 @@ impl Proxy {
     /// What the proxy wrote on stderr after its `listening` line.
     pub(crate) fn log(&self) -> String {
         self.process.log()
+    }
+
+    /// Sends the proxy SIGTERM.
+    pub(crate) fn terminate(&self) {
+        self.process.terminate();
+    }
+
+    /// Waits for the proxy to exit; its exit status.
+    pub(crate) async fn exited(&mut self) -> std::process::ExitStatus {
+        self.process.exited().await
     }
 
     /// Sends `request` on a new connection.

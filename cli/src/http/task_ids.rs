@@ -1,0 +1,306 @@
+//! Task ids the client sees: the server's task id and the task's tool, carried
+//! in the id itself, so that any replica of the proxy rewraps the task's result
+//! with the right tool without a store shared between replicas.
+//!
+//! A task created by a `tools/call` through the proxy reaches the client as
+//! `mte1.<tool>.<task id>.<check>`: the tool name and the server's task id, each
+//! as lower-case hex of its UTF-8 bytes, and an FNV-1a checksum (32 bits, hex)
+//! of both. Every message the client sends to the MCP endpoint has such ids
+//! translated back before it goes upstream; every message of the exchange that
+//! comes back has the server's ids translated to the client's.
+//!
+//! The checksum catches an id cut or garbled on the way; it is no signature (the
+//! replicas share no key), and need not be one: an id is only ever turned into
+//! the server's task id, which the server checks as it would any id a client
+//! sends, and a tool name, which the renderer writes quoted into the element's
+//! attribute. A forged id can name another tool for a task, in the text the
+//! forger reads, and nothing more. An id that is not a whole, well-formed
+//! envelope (a task created before the proxy was there, a garbled id) goes to
+//! the server as it is, and the server answers it as an unknown task.
+//!
+//! Where task ids are read, in both protocol revisions (2025-11-25 and
+//! 2026-07-28): `params.taskId` (`tasks/get`, `tasks/result`, `tasks/cancel`,
+//! `notifications/tasks/status`), `result.taskId` (a 2026-07-28 task handle, a
+//! task's status), `result.task.taskId` (a 2025-11-25 handle), and the
+//! `io.modelcontextprotocol/related-task` entry of `params._meta` or
+//! `result._meta`. Nothing else in a message is touched: a tool's own output
+//! may hold a `taskId` of its own.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// What starts the ids the proxy makes (and names the format's version).
+const PREFIX: &str = "mte1";
+
+/// The `_meta` key that ties a message to a task.
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// The id the client sees for the server's task `task_id` of `tool`.
+pub(crate) fn envelope(tool: &str, task_id: &str) -> String {
+    format!(
+        "{PREFIX}.{}.{}.{:08x}",
+        hex(tool.as_bytes()),
+        hex(task_id.as_bytes()),
+        checksum(tool, task_id)
+    )
+}
+
+/// The tool and the server's task id of an id made by [`envelope`]; `None` for
+/// any other text.
+pub(crate) fn open(id: &str) -> Option<(String, String)> {
+    let mut parts = id.split('.');
+    let (Some(PREFIX), Some(tool), Some(task_id), Some(check), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    let tool = String::from_utf8(unhex(tool)?).ok()?;
+    let task_id = String::from_utf8(unhex(task_id)?).ok()?;
+    (check == format!("{:08x}", checksum(&tool, &task_id))).then_some((tool, task_id))
+}
+
+/// Translates the client's ids in `message` (a message or a batch) to the
+/// server's; returns the tool and the server's id of each one translated.
+pub(crate) fn to_upstream(message: &mut Value) -> Vec<(String, String)> {
+    let mut opened = Vec::new();
+    each_message(message, |message| {
+        each_task_id(message, |id| {
+            if let Some((tool, task_id)) = open(id) {
+                *id = task_id.clone();
+                opened.push((tool, task_id));
+            }
+        });
+    });
+    opened
+}
+
+/// How the server's task ids of one exchange become the client's.
+#[derive(Debug, Default)]
+pub(crate) struct ToClient {
+    /// The tool of each `tools/call` of the request, by request id.
+    calls: Vec<(Value, String)>,
+    /// The client's id of each server id the request named.
+    known: HashMap<String, String>,
+}
+
+impl ToClient {
+    /// For the exchange of `request` (already translated by [`to_upstream`],
+    /// which returned `opened`).
+    pub(crate) fn new(request: &Value, opened: &[(String, String)]) -> Self {
+        let mut calls = Vec::new();
+        let mut read = |message: &Value| {
+            let tool = (message.get("method").and_then(Value::as_str) == Some("tools/call"))
+                .then(|| message.pointer("/params/name")?.as_str())
+                .flatten();
+            if let (Some(id), Some(tool)) = (message.get("id"), tool) {
+                calls.push((id.clone(), tool.to_owned()));
+            }
+        };
+        match request {
+            Value::Array(batch) => batch.iter().for_each(&mut read),
+            single => read(single),
+        }
+        let known = opened
+            .iter()
+            .map(|(tool, task_id)| (task_id.clone(), envelope(tool, task_id)))
+            .collect();
+        Self { calls, known }
+    }
+
+    /// Whether some message of the exchange may name a task.
+    pub(crate) fn is_needed(&self) -> bool {
+        !self.calls.is_empty() || !self.known.is_empty()
+    }
+
+    /// Translates the server's ids in `message` (a message or a batch);
+    /// says whether it changed anything.
+    pub(crate) fn translate(&self, message: &mut Value) -> bool {
+        let mut changed = false;
+        each_message(message, |message| {
+            let tool = self.tool_of(message).map(str::to_owned);
+            // In the answer to a `tools/call`, only a task handle names a task
+            // (a tool's result may hold a `taskId` of its own).
+            let is_answer = message.get("method").is_none();
+            let is_handle = message
+                .pointer("/result/resultType")
+                .and_then(Value::as_str)
+                == Some("task")
+                || message.pointer("/result/task/taskId").is_some();
+            each_task_id(message, |id| {
+                let client_id = match (self.known.get(id.as_str()), &tool) {
+                    (Some(known), _) => known.clone(),
+                    (None, Some(tool)) if is_handle || !is_answer => envelope(tool, id),
+                    _ => return,
+                };
+                *id = client_id;
+                changed = true;
+            });
+        });
+        changed
+    }
+
+    /// The tool a message of the exchange belongs to: the answer to a
+    /// `tools/call` belongs to its tool; any other message, when the request
+    /// held one `tools/call`, to that one.
+    fn tool_of(&self, message: &Value) -> Option<&str> {
+        let is_response = message.get("method").is_none();
+        if is_response {
+            let id = message.get("id")?;
+            return self
+                .calls
+                .iter()
+                .find(|(call, _)| call == id)
+                .map(|(_, tool)| tool.as_str());
+        }
+        match self.calls.as_slice() {
+            [(_, tool)] => Some(tool),
+            _ => None,
+        }
+    }
+}
+
+fn each_message(message: &mut Value, mut visit: impl FnMut(&mut Value)) {
+    match message {
+        Value::Array(batch) => batch.iter_mut().for_each(visit),
+        single => visit(single),
+    }
+}
+
+/// Calls `visit` on every task id of one message, at the places the module
+/// docs list.
+fn each_task_id(message: &mut Value, mut visit: impl FnMut(&mut String)) {
+    let Some(message) = message.as_object_mut() else {
+        return;
+    };
+    for key in ["params", "result"] {
+        let Some(Value::Object(body)) = message.get_mut(key) else {
+            continue;
+        };
+        visit_id(body, &mut visit);
+        if key == "result"
+            && let Some(Value::Object(task)) = body.get_mut("task")
+        {
+            visit_id(task, &mut visit);
+        }
+        if let Some(Value::Object(meta)) = body.get_mut("_meta")
+            && let Some(Value::Object(related)) = meta.get_mut(RELATED_TASK)
+        {
+            visit_id(related, &mut visit);
+        }
+    }
+}
+
+fn visit_id(object: &mut Map<String, Value>, visit: &mut impl FnMut(&mut String)) {
+    if let Some(Value::String(id)) = object.get_mut("taskId") {
+        visit(id);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Lower-case hex only, so that each id has one spelling.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    fn digit(byte: u8) -> Option<u8> {
+        match byte {
+            b'0'..=b'9' => Some(byte - b'0'),
+            b'a'..=b'f' => Some(byte - b'a' + 10),
+            _ => None,
+        }
+    }
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    bytes
+        .chunks(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+/// FNV-1a, 32 bits, of the tool, a zero byte, and the task id.
+fn checksum(tool: &str, task_id: &str) -> u32 {
+    let bytes = tool.bytes().chain([0]).chain(task_id.bytes());
+    bytes.fold(0x811c_9dc5, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_envelope_opens_to_what_it_holds() {
+        let id = envelope("deploy", "7f3c-task");
+        assert_eq!(open(&id), Some(("deploy".into(), "7f3c-task".into())));
+    }
+
+    #[test]
+    fn a_changed_id_does_not_open() {
+        let id = envelope("deploy", "7f3c-task");
+        let mut swapped = id.clone().into_bytes();
+        // One hex digit of the task id changed: the checksum catches it.
+        let at = id.rfind('.').unwrap() - 1;
+        swapped[at] = if swapped[at] == b'0' { b'1' } else { b'0' };
+        for garbled in [
+            String::from_utf8(swapped).unwrap(),
+            id[..id.len() - 1].to_owned(),
+            id.to_uppercase(),
+            format!("{id}.x"),
+            "mte1...".to_owned(),
+            "task-1".to_owned(),
+        ] {
+            assert_eq!(open(&garbled), None, "{garbled}");
+        }
+    }
+
+    #[test]
+    fn each_handle_of_a_batch_carries_the_tool_of_its_own_call() {
+        let request = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b"}},
+        ]);
+        let to_client = ToClient::new(&request, &[]);
+        let mut answers = json!([
+            {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "task", "taskId": "s2"}},
+            {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "s1"}}},
+        ]);
+        assert!(to_client.translate(&mut answers));
+        assert_eq!(answers[0]["result"]["taskId"], envelope("b", "s2"));
+        assert_eq!(answers[1]["result"]["task"]["taskId"], envelope("a", "s1"));
+        // Whose task a notification names is unknown with two calls: untouched.
+        let mut status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+            "params": {"taskId": "s1"}});
+        assert!(!to_client.translate(&mut status));
+    }
+
+    #[test]
+    fn a_result_that_is_no_handle_keeps_its_task_id() {
+        let request =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}});
+        let mut answer =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "taskId": "x"}});
+        let unchanged = answer.clone();
+        assert!(!ToClient::new(&request, &[]).translate(&mut answer));
+        assert_eq!(answer, unchanged);
+    }
+
+    #[test]
+    fn only_the_places_of_task_ids_are_translated() {
+        let id = envelope("t", "s1");
+        let mut message = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+            "params": {"taskId": id, "arguments": {"taskId": id}}});
+        assert_eq!(to_upstream(&mut message), [("t".into(), "s1".into())]);
+        assert_eq!(message["params"]["taskId"], "s1");
+        assert_eq!(message["params"]["arguments"]["taskId"], id);
+    }
+}

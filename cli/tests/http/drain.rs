@@ -1,0 +1,172 @@
+//! SIGTERM drains: no new connections, the calls in flight get
+//! `--drain-timeout` to finish, those still waiting are then answered as at a
+//! timeout (and cancelled at the server), and the command exits 0.
+
+use mcp_tool_errors::render_error;
+use serde_json::json;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::support::{
+    Events, Proxy, Reply, Upstream, bounded, error_result, event_data, json, tool_call,
+};
+
+const DRAINED: &str = "The proxy shut down before the server answered; the request was cancelled.";
+
+/// Waits until `address` refuses connections.
+async fn refuses(address: std::net::SocketAddr) {
+    bounded("the listener is closed", async {
+        while TcpStream::connect(address).await.is_ok() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_idle_proxy_exits_0_at_once() {
+    let upstream = Upstream::start(|_| Reply::Hang).await;
+    // A drain timeout longer than the test's patience: exiting within it shows
+    // that an idle proxy does not wait for the timeout.
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "1h"]).await;
+
+    proxy.terminate();
+
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_call_in_flight_is_answered_by_the_server_while_new_connections_are_refused() {
+    let (answer, events) = mpsc::unbounded_channel();
+    let events = std::sync::Mutex::new(Some(events));
+    let upstream =
+        Upstream::start(move |_| Reply::Events(events.lock().unwrap().take().expect("one call")))
+            .await;
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "1h"]).await;
+    let address = proxy.address;
+    let call = tokio::spawn(async move {
+        let response = crate::support::post_to(address, &tool_call(4, "deploy"), &[]).await;
+        let mut events = Events::new(response);
+        events.next().await
+    });
+    upstream
+        .wait_for(|request| request.json()["method"] == "tools/call")
+        .await;
+
+    proxy.terminate();
+    refuses(address).await;
+    answer
+        .send(Ok(
+            format!("data: {}\n\n", error_result(4, "disk full")).into_bytes()
+        ))
+        .unwrap();
+    drop(answer);
+
+    let event = bounded("the answer", call)
+        .await
+        .unwrap()
+        .expect("an event");
+    assert_eq!(
+        event_data(&event)["result"]["content"][0]["text"],
+        render_error("deploy", "disk full")
+    );
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn calls_still_waiting_at_the_drain_timeout_are_answered_and_cancelled() {
+    let upstream = Upstream::start(|request| match request.json()["method"].as_str() {
+        Some("notifications/cancelled") => {
+            Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![])
+        }
+        _ => Reply::Hang,
+    })
+    .await;
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
+    let address = proxy.address;
+    let call = tokio::spawn(async move {
+        json(
+            crate::support::post_to(
+                address,
+                &tool_call(7, "deploy"),
+                &[("mcp-session-id", "s-1")],
+            )
+            .await,
+        )
+        .await
+    });
+    let ping = tokio::spawn(async move {
+        json(
+            crate::support::post_to(
+                address,
+                r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+                &[],
+            )
+            .await,
+        )
+        .await
+    });
+    upstream
+        .wait_for(|request| request.json()["method"] == "tools/call")
+        .await;
+    upstream
+        .wait_for(|request| request.json()["method"] == "ping")
+        .await;
+
+    proxy.terminate();
+
+    assert_eq!(
+        bounded("the tool call's answer", call).await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {
+            "content": [{"type": "text", "text": render_error("deploy", DRAINED)}],
+            "isError": true,
+        }})
+    );
+    assert_eq!(
+        bounded("the ping's answer", ping).await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": DRAINED}})
+    );
+    let cancelled = upstream
+        .wait_for(|request| {
+            request.json()["method"] == "notifications/cancelled"
+                && request.json()["params"]["requestId"] == 7
+        })
+        .await;
+    assert_eq!(cancelled.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_started_event_stream_ends_with_the_answer_at_the_drain_timeout() {
+    let (events, stream) = mpsc::unbounded_channel();
+    let stream = std::sync::Mutex::new(Some(stream));
+    let upstream = Upstream::start(move |request| match request.json()["method"].as_str() {
+        Some("tools/call") => Reply::Events(stream.lock().unwrap().take().expect("one call")),
+        _ => Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![]),
+    })
+    .await;
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+    events
+        .send(Ok(format!("id: 1\ndata: {progress}\n\n").into_bytes()))
+        .unwrap();
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
+    let mut stream = Events::new(proxy.post(&tool_call(9, "render"), &[]).await);
+    assert_eq!(
+        stream.next().await.unwrap(),
+        format!("id: 1\ndata: {progress}\n\n")
+    );
+
+    proxy.terminate();
+
+    let last = stream.next().await.expect("the answer");
+    assert_eq!(
+        event_data(&last)["result"]["content"][0]["text"],
+        render_error("render", DRAINED)
+    );
+    assert_eq!(stream.next().await, None);
+    upstream
+        .wait_for(|request| request.json()["method"] == "notifications/cancelled")
+        .await;
+    assert_eq!(proxy.exited().await.code(), Some(0));
+    drop(events);
+}
