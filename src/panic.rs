@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
-use crate::exchange::{LayerAnswer, UnansweredCall};
+use crate::model::{LayerAnswer, UnansweredCall};
 use crate::render::ErrorRenderer;
 use crate::sanitize::Tally;
 use crate::sanitize::panic_hook::{catch_inside_layer, report};

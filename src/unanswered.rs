@@ -2,7 +2,7 @@
 //! service, and that answer.
 
 use crate::config::Config;
-use crate::exchange::Pending;
+use crate::model::Pending;
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 use crate::telemetry::Cause;

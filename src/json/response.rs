@@ -9,10 +9,8 @@ use serde_json::{Map, Number, Value};
 use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{
-    INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall,
-};
+use crate::model::request_id::RequestId;
+use crate::model::{INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tower::BoxError;
 
 use super::request::RequestWithContext;
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{
+use crate::model::request_id::RequestId;
+use crate::model::{
     LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
 };
 

@@ -6,7 +6,7 @@ use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse, Tas
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
+use crate::model::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.

@@ -1,7 +1,11 @@
 //! The extension point for message types: how the layer reads a request and finds,
 //! in its response, the results of the tool calls it made.
 //!
-//! Users of the layer never need this module. The layer itself knows nothing of
+//! Crate-private: the traits are `pub` in a private module (sealed), so that the
+//! layer's public `Service` impl can name them in its bounds while no user can
+//! implement or name them. A user puts the layer over a `tower::Service` of one
+//! of the message types the crate supports (a JSON `Value`, or rmcp's and
+//! tower-mcp's messages behind their features). The layer itself knows nothing of
 //! JSON-RPC framing; a message type plugs in with three small traits:
 //!
 //! - [`Request`] on the request type: what the layer must remember about the
@@ -13,16 +17,15 @@
 //! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
 //!   add one.
 //!
-//! The crate implements them for [`serde_json::Value`] (see [`JsonPending`]) and,
+//! The crate implements them for [`serde_json::Value`] (see `JsonPending`) and,
 //! behind features, for rmcp and tower-mcp messages.
 
 mod outcome;
 pub(crate) mod request_id;
 mod view;
 
-pub use crate::json::JsonPending;
-pub use outcome::Outcome;
-pub use view::RequestView;
+pub(crate) use outcome::Outcome;
+pub(crate) use view::RequestView;
 
 /// A request the layer can read before the inner service takes it.
 pub trait Request {
@@ -199,4 +202,4 @@ pub enum LayerAnswer {
 }
 
 /// The JSON-RPC error code of an internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
