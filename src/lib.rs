@@ -250,7 +250,7 @@ pub use service::ToolErrors;
 #[doc(hidden)]
 pub mod exchange {
     /// The JSON-RPC error code of an internal error, `-32603`.
-    pub const INTERNAL_ERROR: i64 = crate::model::INTERNAL_ERROR;
+    pub const INTERNAL_ERROR: i64 = crate::model::INTERNAL_ERROR as i64;
 }
 
 // The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are

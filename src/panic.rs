@@ -120,15 +120,13 @@ impl CaughtPanic {
                     text: config.render_message(tool, &message),
                 }
             }
-            None => LayerAnswer::InternalError {
-                message: match exposed {
-                    Some(payload) => config.sanitize_message(
-                        &format!("Internal error: {payload}"),
-                        HIDDEN_REQUEST_MESSAGE,
-                    ),
-                    None => HIDDEN_REQUEST_MESSAGE.to_owned(),
-                },
-            },
+            None => LayerAnswer::internal_error(match exposed {
+                Some(payload) => config.sanitize_message(
+                    &format!("Internal error: {payload}"),
+                    HIDDEN_REQUEST_MESSAGE,
+                ),
+                None => HIDDEN_REQUEST_MESSAGE.to_owned(),
+            }),
         }
     }
 

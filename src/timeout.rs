@@ -117,9 +117,7 @@ impl TimedOut {
             Some(tool) => LayerAnswer::ToolError {
                 text: config.render_message(tool, &timed_out_message(&timeout)),
             },
-            None => LayerAnswer::InternalError {
-                message: TIMED_OUT_REQUEST_MESSAGE.to_owned(),
-            },
+            None => LayerAnswer::internal_error(TIMED_OUT_REQUEST_MESSAGE.to_owned()),
         }
     }
 

@@ -10,7 +10,7 @@ use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
 use crate::model::request_id::RequestId;
-use crate::model::{INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
+use crate::model::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
@@ -336,7 +336,7 @@ fn answer_call(
     let id = call.id.as_ref()?;
     let outcome = match answer(UnansweredCall::new(call.tool.as_deref(), Some(id))) {
         LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
-        LayerAnswer::InternalError { message } => ("error", internal_error(message)),
+        LayerAnswer::ErrorResponse { code, message } => ("error", error(code, message)),
     };
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc".to_owned(), Value::from("2.0"));
@@ -352,9 +352,9 @@ fn tool_error_result(text: String) -> Value {
     Value::Object(result)
 }
 
-fn internal_error(message: String) -> Value {
+fn error(code: i32, message: String) -> Value {
     let mut error = Map::with_capacity(2);
-    error.insert("code".to_owned(), Value::from(INTERNAL_ERROR));
+    error.insert("code".to_owned(), Value::from(code));
     error.insert("message".to_owned(), Value::String(message));
     Value::Object(error)
 }

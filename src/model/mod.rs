@@ -185,21 +185,34 @@ impl<'a> UnansweredCall<'a> {
 }
 
 /// What the layer sends for an [`UnansweredCall`], in place of the inner
-/// service's answer.
+/// service's answer: one of the two shapes every message type can build, so
+/// that a new reason for the layer to answer (a new cause beside a panic and a
+/// timeout) is written in the core only and needs nothing of the message types.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum LayerAnswer {
     /// A successful `tools/call` response with `isError: true` and one text item.
     ToolError {
         /// The text of the single text item, already rendered.
         text: String,
     },
-    /// A JSON-RPC error response with code `-32603` (internal error).
-    InternalError {
+    /// A JSON-RPC error response with `code` and `message`, and no `data`.
+    ErrorResponse {
+        /// The JSON-RPC error code ([`INTERNAL_ERROR`], say).
+        code: i32,
         /// The error message.
         message: String,
     },
 }
 
+impl LayerAnswer {
+    /// An internal error (`-32603`) with `message`.
+    pub(crate) fn internal_error(message: String) -> Self {
+        Self::ErrorResponse {
+            code: INTERNAL_ERROR,
+            message,
+        }
+    }
+}
+
 /// The JSON-RPC error code of an internal error.
-pub(crate) const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i32 = -32603;

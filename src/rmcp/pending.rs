@@ -152,11 +152,9 @@ impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
                 // every result, and rmcp's server drops it for older peers.
                 CallToolResult::error(vec![ContentBlock::text(text)]),
             )),
-            LayerAnswer::InternalError { message } => Err(E::from(ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                message,
-                None,
-            ))),
+            LayerAnswer::ErrorResponse { code, message } => {
+                Err(E::from(ErrorData::new(ErrorCode(code), message, None)))
+            }
         }
     }
 

@@ -46,8 +46,12 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
             LayerAnswer::ToolError { text } => {
                 Ok(McpResponse::CallTool(CallToolResult::error(text)))
             }
-            // tower-mcp's own constructor: code -32603, no data.
-            LayerAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
+            // As tower-mcp's own constructors make it: no data.
+            LayerAnswer::ErrorResponse { code, message } => Err(JsonRpcError {
+                code,
+                message,
+                data: None,
+            }),
         };
         Ok(RouterResponse {
             id: id::to_router_id(&self.id),
