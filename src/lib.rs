@@ -246,7 +246,15 @@ pub use service::ToolErrors;
 
 /// Not API: the JSON-RPC code of an internal error, kept under its former path
 /// for the command's HTTP mode until it names its own. The traits message types
-/// implement are crate-private now.
+/// implement are crate-private now, and sealed: no user names them.
+///
+/// ```compile_fail,E0432
+/// use mcp_tool_errors::exchange::{Pending, Request};
+/// ```
+///
+/// ```compile_fail,E0432
+/// use mcp_tool_errors::exchange::JsonPending;
+/// ```
 #[doc(hidden)]
 pub mod exchange {
     /// The JSON-RPC error code of an internal error, `-32603`.
