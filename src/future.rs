@@ -157,11 +157,8 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        let answer = unanswered.respond(this.pending, this.config);
-        let cause = unanswered.cause();
-        telemetry::record_outcome(this.span, this.duration, cause, || {
-            this.pending.outcome(&answer)
-        });
+        let (answer, outcome) = unanswered.respond(this.pending, this.config);
+        telemetry::record_outcome(this.span, this.duration, unanswered.cause(), || outcome);
         Poll::Ready(answer)
     }
 }

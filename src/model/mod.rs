@@ -74,9 +74,10 @@ pub trait Pending<Response, Error> {
         answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Response, Error>;
 
-    /// How the request ended, read from `result`: the inner service's answer
-    /// (already rewrapped), or the layer's own after a panic or a timeout. Called
-    /// only when a subscriber records the request span.
+    /// How the request ended, read from `result`, the inner service's answer
+    /// (already rewrapped). Called only when a subscriber records the request
+    /// span. The outcome of the layer's own answers (after a panic or a timeout)
+    /// is read by the core from its [`LayerAnswer`]s, not here.
     fn outcome(&self, result: &Result<Response, Error>) -> Outcome;
 
     /// The tool name of every `tools/call` in the request (a batch may hold
@@ -210,6 +211,16 @@ impl LayerAnswer {
         Self::ErrorResponse {
             code: INTERNAL_ERROR,
             message,
+        }
+    }
+
+    /// How the request this answers ended, as its span records it.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match self {
+            Self::ToolError { .. } => Outcome::ToolError,
+            Self::ErrorResponse { code, .. } => Outcome::ErrorResponse {
+                code: i64::from(*code),
+            },
         }
     }
 }
