@@ -135,9 +135,7 @@ where
                         let config = &*this.config;
                         let exchange = this
                             .pending
-                            .for_each_tool_result_and_task_exchange(response, |tool, result| {
-                                config.rewrap(result, tool)
-                            });
+                            .visit_answers(response, |tool, result| config.rewrap(result, tool));
                         delivered = this.tasks.observe(exchange, this.config);
                     }
                     let pending = &*this.pending;

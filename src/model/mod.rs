@@ -56,14 +56,22 @@ pub trait Pending<Response, Error> {
     /// The result of one `tools/call`, as it appears in `Response`.
     type Result: ToolResult;
 
-    /// Calls `visit` with the tool name and the result of every `tools/call`
-    /// answered in `response`. Results of other requests, protocol errors and
-    /// results whose id matches no recorded `tools/call` are not visited.
-    fn for_each_tool_result(
-        &self,
-        response: &mut Response,
-        visit: impl FnMut(&str, &mut Self::Result),
-    );
+    /// The result of a task as it appears in `Response` (in a `tasks/get` or
+    /// `tasks/result` response).
+    type TaskResult: ToolResult;
+
+    /// Visits the answers in `response`, in one pass: calls `rewrap` with the
+    /// tool name and the result of every `tools/call` answered (results of
+    /// other requests, protocol errors and results whose id matches no
+    /// recorded `tools/call` are not visited), and returns what the response
+    /// says about a task: a `tools/call` answered with a task handle, or the
+    /// delivery of a task's result or failure ([`TaskExchange::None`] for a
+    /// message type without tasks). What to do with either is the core's.
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut Response,
+        rewrap: impl FnMut(&str, &mut Self::Result),
+    ) -> TaskExchange<'a, Self::TaskResult>;
 
     /// Builds the response the layer sends in place of the inner service's, when
     /// the handler panicked or ran out of time. `answer` is called once for each
@@ -88,38 +96,10 @@ pub trait Pending<Response, Error> {
     /// given up on the request and dropped that future. Does nothing by default;
     /// see [`Request::prepare_cancellation`].
     fn cancel(&self) {}
-
-    /// The result of a task as it appears in `Response` (in a `tasks/get` or
-    /// `tasks/result` response).
-    type TaskResult: ToolResult;
-
-    /// What `response` says about a task: a `tools/call` answered with a task
-    /// handle, or the delivery of a task's result or failure. The default,
-    /// [`TaskExchange::None`], is for message types without tasks.
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut Response,
-    ) -> TaskExchange<'a, Self::TaskResult> {
-        let _ = response;
-        TaskExchange::None
-    }
-
-    /// [`for_each_tool_result`](Pending::for_each_tool_result) with `visit`,
-    /// then [`task_exchange`](Pending::task_exchange): what the layer does with
-    /// every response. The default calls the two in turn; a message type that
-    /// can find both in one pass over the response overrides it.
-    fn for_each_tool_result_and_task_exchange<'a>(
-        &'a self,
-        response: &'a mut Response,
-        visit: impl FnMut(&str, &mut Self::Result),
-    ) -> TaskExchange<'a, Self::TaskResult> {
-        self.for_each_tool_result(response, visit);
-        self.task_exchange(response)
-    }
 }
 
 /// What one response says about a task (the tasks extension,
-/// `io.modelcontextprotocol/tasks`), as [`Pending::task_exchange`] reads it.
+/// `io.modelcontextprotocol/tasks`), as [`Pending::visit_answers`] reads it.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TaskExchange<'a, T> {

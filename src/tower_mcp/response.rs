@@ -19,22 +19,47 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
     /// request's own id. A JSON-RPC error, any other `McpResponse` variant
-    /// (including `Raw`, which tower-mcp's router never uses for a tool call, and
-    /// the task handles of task-augmented calls) and a response with another id
-    /// are left as they are.
-    fn for_each_tool_result(
-        &self,
-        response: &mut RouterResponse,
-        mut visit: impl FnMut(&str, &mut CallToolResult),
-    ) {
-        let Some(tool) = &self.tool else {
-            return;
-        };
+    /// (including `Raw`, which tower-mcp's router never uses for a tool call)
+    /// and a response with another id are left as they are.
+    ///
+    /// For tasks: a `tools/call` answered with a task handle (`CreateTask`
+    /// before 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered
+    /// with a task that has ended: `completed` delivers its result, `failed` and
+    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
+    /// end it without one. Only answers with the request's own id count.
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut RouterResponse,
+        mut rewrap: impl FnMut(&str, &mut CallToolResult),
+    ) -> TaskExchange<'a, McpResponse> {
         if !id::matches(&self.id, &response.id) {
-            return;
+            return TaskExchange::None;
         }
-        if let Ok(McpResponse::CallTool(result)) = &mut response.inner {
-            visit(tool, result);
+        match (&self.tool, &self.task_id, &mut response.inner) {
+            (Some(tool), _, Ok(McpResponse::CallTool(result))) => {
+                rewrap(tool, result);
+                TaskExchange::None
+            }
+            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl,
+            },
+            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.metadata.task_id,
+                ttl_ms: created.task.metadata.ttl_ms,
+            },
+            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
+            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
+                Some(TaskStatus::Completed) => TaskExchange::Result {
+                    task_id,
+                    result: answer,
+                },
+                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
         }
     }
 
@@ -78,42 +103,6 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     fn cancel(&self) {
         if let Some(cancellation) = &self.cancellation {
             cancellation.cancel();
-        }
-    }
-
-    /// A `tools/call` answered with a task handle (`CreateTask` before
-    /// 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered with a
-    /// task that has ended: `completed` delivers its result, `failed` and
-    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
-    /// end it without one. Only answers with the request's own id count.
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut RouterResponse,
-    ) -> TaskExchange<'a, McpResponse> {
-        if !id::matches(&self.id, &response.id) {
-            return TaskExchange::None;
-        }
-        match (&self.tool, &self.task_id, &mut response.inner) {
-            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.task_id,
-                ttl_ms: created.task.ttl,
-            },
-            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.metadata.task_id,
-                ttl_ms: created.task.metadata.ttl_ms,
-            },
-            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
-            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
-                Some(TaskStatus::Completed) => TaskExchange::Result {
-                    task_id,
-                    result: answer,
-                },
-                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
-                _ => TaskExchange::None,
-            },
-            _ => TaskExchange::None,
         }
     }
 }
