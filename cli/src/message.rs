@@ -240,6 +240,43 @@ mod tests {
         assert_eq!(response_ids(&batch), [&json!(1), &json!(3)]);
     }
 
+    fn child_answer(value: Value) -> ChildAnswer {
+        Arc::new(Mutex::new(Some(Answer {
+            line: Some(serde_json::to_vec(&value).unwrap()),
+            value,
+            changed: false,
+            queued: None,
+        })))
+    }
+
+    #[test]
+    fn an_answer_the_layer_left_alone_keeps_the_childs_line_unchanged() {
+        let value = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+        let answer = answered(value.clone(), &child_answer(value));
+        assert!(!answer.changed);
+        assert!(answer.line.is_some());
+    }
+
+    #[test]
+    fn an_answer_the_layer_changed_is_marked_changed_and_holds_the_layers_value() {
+        let child = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}});
+        let layer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}], "isError": true}});
+        let answer = answered(layer.clone(), &child_answer(child));
+        assert!(answer.changed);
+        assert_eq!(answer.value, layer);
+        assert!(answer.line.is_some(), "spliced into the child's line");
+    }
+
+    #[test]
+    fn an_answer_without_the_childs_is_the_layers_own_and_serialized() {
+        let layer =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "timed out"}});
+        let answer = answered(layer.clone(), &ChildAnswer::default());
+        assert!(answer.changed);
+        assert!(answer.line.is_none());
+        assert_eq!(answer.value, layer);
+    }
+
     #[test]
     fn string_and_number_ids_are_different_keys() {
         assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
