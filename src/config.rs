@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::exchange::ToolResult;
+use crate::model::ToolResult;
 use crate::panic;
 use crate::render::{ErrorRenderer, cap_count, render_error, rerender_body, split_rendered};
 use crate::sanitize::{Count, Sanitizer, Tally};

@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use tracing::Span;
 
 use crate::config::Config;
-use crate::exchange::Pending;
+use crate::model::{Pending, Request};
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
@@ -25,13 +25,19 @@ pin_project! {
     /// keep working) and catches a panic there as well, inside the request span.
     /// With a timeout, it also holds the timer, and drops the inner future when
     /// the timer fires first.
-    pub struct ResponseFuture<F, P, R> {
+    ///
+    /// `F` is the inner service's future, `Req` the request type (`Value`, say)
+    /// and `R` the renderer.
+    pub struct ResponseFuture<F, Req, R>
+    where
+        Req: Request,
+    {
         #[pin]
         state: State<F>,
         // `Some` only when a timeout applies to the request.
         #[pin]
         timer: Option<Timer>,
-        pending: P,
+        pending: Req::Pending,
         config: Config<R>,
         tasks: TaskMemory,
         // Entered at every poll, so the inner future and the layer's own events
@@ -54,11 +60,11 @@ pin_project! {
     }
 }
 
-impl<F, P, R> ResponseFuture<F, P, R> {
+impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
     pub(crate) fn running(
         future: F,
         timer: Option<Timer>,
-        pending: P,
+        pending: Req::Pending,
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
@@ -77,7 +83,7 @@ impl<F, P, R> ResponseFuture<F, P, R> {
 
     pub(crate) fn panicked(
         panic: CaughtPanic,
-        pending: P,
+        pending: Req::Pending,
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
@@ -95,10 +101,11 @@ impl<F, P, R> ResponseFuture<F, P, R> {
     }
 }
 
-impl<F, P, R, Response, Error> Future for ResponseFuture<F, P, R>
+impl<F, Req, R, Response, Error> Future for ResponseFuture<F, Req, R>
 where
     F: Future<Output = Result<Response, Error>>,
-    P: Pending<Response, Error>,
+    Req: Request,
+    Req::Pending: Pending<Response, Error>,
     R: ErrorRenderer,
 {
     type Output = Result<Response, Error>;
@@ -128,9 +135,7 @@ where
                         let config = &*this.config;
                         let exchange = this
                             .pending
-                            .for_each_tool_result_and_task_exchange(response, |tool, result| {
-                                config.rewrap(result, tool)
-                            });
+                            .visit_answers(response, |tool, result| config.rewrap(result, tool));
                         delivered = this.tasks.observe(exchange, this.config);
                     }
                     let pending = &*this.pending;
@@ -150,11 +155,8 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        let answer = unanswered.respond(this.pending, this.config);
-        let cause = unanswered.cause();
-        telemetry::record_outcome(this.span, this.duration, cause, || {
-            this.pending.outcome(&answer)
-        });
+        let (answer, outcome) = unanswered.respond(this.pending, this.config);
+        telemetry::record_outcome(this.span, this.duration, unanswered.cause(), || outcome);
         Poll::Ready(answer)
     }
 }
@@ -169,7 +171,7 @@ fn drop_inner_future<F, R>(state: Pin<&mut State<F>>, config: &Config<R>) {
     }
 }
 
-impl<F, P, R> std::fmt::Debug for ResponseFuture<F, P, R> {
+impl<F, Req: Request, R> std::fmt::Debug for ResponseFuture<F, Req, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }

@@ -63,8 +63,6 @@
 //! - tower-mcp transports (feature `tower-mcp`): `.layer(ToolErrorLayer::new())`,
 //!   see the `tower_mcp` module.
 //!
-//! Other message types plug in through the traits of [`exchange`].
-//!
 //! # No response on the `Value` path
 //!
 //! Where the layer answers in place of the inner service (a panic, a timeout)
@@ -221,10 +219,10 @@
 
 mod builder;
 mod config;
-pub mod exchange;
 pub mod future;
 mod json;
 mod layer;
+mod model;
 mod panic;
 mod render;
 #[cfg(feature = "rmcp")]
@@ -245,6 +243,23 @@ pub use layer::ToolErrorLayer;
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
+
+/// Not API: the JSON-RPC code of an internal error, kept under its former path
+/// for the command's HTTP mode until it names its own. The traits message types
+/// implement are crate-private now, and sealed: no user names them.
+///
+/// ```compile_fail,E0432
+/// use mcp_tool_errors::exchange::{Pending, Request};
+/// ```
+///
+/// ```compile_fail,E0432
+/// use mcp_tool_errors::exchange::JsonPending;
+/// ```
+#[doc(hidden)]
+pub mod exchange {
+    /// The JSON-RPC error code of an internal error, `-32603`.
+    pub const INTERNAL_ERROR: i64 = crate::model::INTERNAL_ERROR as i64;
+}
 
 // The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are
 // compiled and run with those features on, as the test command

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
-use crate::exchange::{LayerAnswer, UnansweredCall};
+use crate::model::{LayerAnswer, UnansweredCall};
 use crate::render::ErrorRenderer;
 use crate::sanitize::Tally;
 use crate::sanitize::panic_hook::{catch_inside_layer, report};
@@ -120,15 +120,13 @@ impl CaughtPanic {
                     text: config.render_message(tool, &message),
                 }
             }
-            None => LayerAnswer::InternalError {
-                message: match exposed {
-                    Some(payload) => config.sanitize_message(
-                        &format!("Internal error: {payload}"),
-                        HIDDEN_REQUEST_MESSAGE,
-                    ),
-                    None => HIDDEN_REQUEST_MESSAGE.to_owned(),
-                },
-            },
+            None => LayerAnswer::internal_error(match exposed {
+                Some(payload) => config.sanitize_message(
+                    &format!("Internal error: {payload}"),
+                    HIDDEN_REQUEST_MESSAGE,
+                ),
+                None => HIDDEN_REQUEST_MESSAGE.to_owned(),
+            }),
         }
     }
 

@@ -5,8 +5,8 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use crate::config::Config;
-use crate::exchange::{Pending, Request};
 use crate::future::ResponseFuture;
+use crate::model::{Pending, Request};
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
@@ -134,7 +134,7 @@ where
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S::Future, Req::Pending, R>;
+    type Future = ResponseFuture<S::Future, Req, R>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)

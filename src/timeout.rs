@@ -15,7 +15,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::config::Config;
-use crate::exchange::{LayerAnswer, UnansweredCall};
+use crate::model::{LayerAnswer, UnansweredCall};
 use crate::render::ErrorRenderer;
 
 /// Sent, as a -32603 error, for each request of a timed-out batch that is not a
@@ -117,9 +117,7 @@ impl TimedOut {
             Some(tool) => LayerAnswer::ToolError {
                 text: config.render_message(tool, &timed_out_message(&timeout)),
             },
-            None => LayerAnswer::InternalError {
-                message: TIMED_OUT_REQUEST_MESSAGE.to_owned(),
-            },
+            None => LayerAnswer::internal_error(TIMED_OUT_REQUEST_MESSAGE.to_owned()),
         }
     }
 

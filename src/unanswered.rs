@@ -2,7 +2,7 @@
 //! service, and that answer.
 
 use crate::config::Config;
-use crate::exchange::Pending;
+use crate::model::{Outcome, Pending};
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 use crate::telemetry::Cause;
@@ -27,23 +27,29 @@ impl Unanswered {
     }
 
     /// The response the layer sends for `pending` in place of the inner service's,
-    /// each request answered and logged by the rule of the cause.
+    /// each request answered and logged by the rule of the cause, and its
+    /// outcome for the span: read from the layer's own answers, in the core,
+    /// whatever the message type (the first failure of a batch; a success when
+    /// nothing expected an answer).
     pub(crate) fn respond<P, R, Response, Error>(
         &self,
         pending: &P,
         config: &Config<R>,
-    ) -> Result<Response, Error>
+    ) -> (Result<Response, Error>, Outcome)
     where
         P: Pending<Response, Error>,
         R: ErrorRenderer,
     {
         let mut answered = false;
+        let mut outcome = Outcome::Success;
         let response = pending.layer_response(|call| {
             answered = true;
-            match self {
+            let answer = match self {
                 Self::Panicked(panic) => panic.answer(call, config),
                 Self::TimedOut(timed_out) => timed_out.answer(call, config),
-            }
+            };
+            outcome = outcome.or_else(|| answer.outcome());
+            answer
         });
         if !answered {
             match self {
@@ -51,6 +57,6 @@ impl Unanswered {
                 Self::TimedOut(timed_out) => timed_out.log_unanswered(),
             }
         }
-        response
+        (response, outcome)
     }
 }

@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 
 use crate::message::Answer;
 
+/// The JSON-RPC error code of an internal error.
+const INTERNAL_ERROR: i64 = -32603;
+
 /// `exit code N` or `signal NAME`, as the answers of a crashed server say it.
 pub(crate) fn describe(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
@@ -58,7 +61,7 @@ pub(crate) fn exited_answer(requests: &[(Value, bool)], batch: bool, status: &st
             json!({
                 "jsonrpc": "2.0",
                 "id": id,
-                "error": {"code": mcp_tool_errors::exchange::INTERNAL_ERROR, "message": message},
+                "error": {"code": INTERNAL_ERROR, "message": message},
             })
         }
     });

@@ -3,11 +3,14 @@
 //! nothing in the stack has changed it, and with only the changed values
 //! replaced once something has (see `splice`).
 
-use mcp_tool_errors::exchange::{
-    JsonPending, LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
-};
-use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use tower_service::Service;
 
 /// A client request (or a batch holding at least one), read from one line.
 #[derive(Debug)]
@@ -137,79 +140,76 @@ pub(crate) fn response_ids(message: &Value) -> Vec<&Value> {
     }
 }
 
-impl Request for Outgoing {
-    type Pending = OutgoingPending;
+/// The inner service of the layer for one client message: the stack under the
+/// layer (`S`, which takes an [`Outgoing`]), given the message's line, with the
+/// child's [`Answer`] kept aside so that [`answered`] can write the child's own
+/// bytes when the layer changed nothing.
+///
+/// The layer sees a `tower::Service<Value, Response = Option<Value>>`, as any
+/// user's transport gives it: the library's `exchange` traits are not used.
+#[derive(Debug)]
+pub(crate) struct WithLine<S> {
+    inner: S,
+    /// Taken by the one call.
+    line: Option<Vec<u8>>,
+    child_answer: ChildAnswer,
+}
 
-    fn pending(&self) -> OutgoingPending {
-        OutgoingPending(self.value.pending())
-    }
+/// Where [`WithLine`] keeps the child's answer for [`answered`].
+pub(crate) type ChildAnswer = Arc<Mutex<Option<Answer>>>;
 
-    fn view(&self) -> Option<RequestView<'_>> {
-        self.value.view()
+impl<S> WithLine<S> {
+    /// The service for one message whose client line is `line`; the child's
+    /// answer goes to `child_answer`.
+    pub(crate) fn new(inner: S, line: Vec<u8>, child_answer: ChildAnswer) -> Self {
+        Self {
+            inner,
+            line: Some(line),
+            child_answer,
+        }
     }
 }
 
-/// What the layer remembers of an [`Outgoing`]: the JSON path's own memory.
-#[derive(Debug, Clone)]
-pub(crate) struct OutgoingPending(JsonPending);
+impl<S> Service<Value> for WithLine<S>
+where
+    S: Service<Outgoing, Response = Answer, Error = Withdrawn>,
+    S::Future: Send + 'static,
+{
+    type Response = Option<Value>;
+    type Error = Withdrawn;
+    type Future = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
 
-impl<E> Pending<Answer, E> for OutgoingPending {
-    type Result = Map<String, Value>;
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
+        self.inner.poll_ready(cx)
+    }
 
-    fn for_each_tool_result(
-        &self,
-        answer: &mut Answer,
-        mut visit: impl FnMut(&str, &mut Self::Result),
-    ) {
-        // The layer changes error results only, so only those are compared; an
-        // answer it left alone keeps the child's bytes.
-        let mut changed = false;
-        Pending::<Value, E>::for_each_tool_result(&self.0, &mut answer.value, |tool, result| {
-            if result.get("isError") == Some(&Value::Bool(true)) {
-                let before = result.clone();
-                visit(tool, result);
-                changed |= *result != before;
-            } else {
-                visit(tool, result);
+    fn call(&mut self, value: Value) -> Self::Future {
+        let line = self.line.take().expect("one call per client message");
+        let answer = self.inner.call(Outgoing { value, line });
+        let child_answer = self.child_answer.clone();
+        Box::pin(async move {
+            let answer = answer.await?;
+            let value = answer.value.clone();
+            *child_answer.lock().expect("never poisoned") = Some(answer);
+            Ok(Some(value))
+        })
+    }
+}
+
+/// The answer to write for what the layer returned (`value`): the child's
+/// answer, keeping its bytes when the layer left it as it was, else marked
+/// changed; an answer of the layer's own (the child's was never read: a
+/// timeout) is serialized.
+pub(crate) fn answered(value: Value, child_answer: &ChildAnswer) -> Answer {
+    match child_answer.lock().expect("never poisoned").take() {
+        Some(mut answer) => {
+            if answer.value != value {
+                answer.value = value;
+                answer.changed = true;
             }
-        });
-        answer.changed |= changed;
-    }
-
-    fn layer_response(
-        &self,
-        answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
-    ) -> Result<Answer, E> {
-        Pending::<Value, E>::layer_response(&self.0, answer).map(Answer::made)
-    }
-
-    /// Read as the JSON path reads it. The command installs no subscriber, so
-    /// this runs only when one is added; the copy is the price of reading an
-    /// answer that keeps the child's bytes beside its value.
-    fn outcome(&self, result: &Result<Answer, E>) -> Outcome {
-        match result {
-            Ok(answer) => Pending::<Value, E>::outcome(&self.0, &Ok(answer.value.clone())),
-            Err(_) => Outcome::ServiceError,
+            answer
         }
-    }
-
-    fn called_tools(&self) -> impl Iterator<Item = &str> {
-        Pending::<Value, E>::called_tools(&self.0)
-    }
-
-    type TaskResult = Map<String, Value>;
-
-    fn task_exchange<'a>(&'a self, answer: &'a mut Answer) -> TaskExchange<'a, Self::TaskResult> {
-        let Answer { value, changed, .. } = answer;
-        let exchange = Pending::<Value, E>::task_exchange(&self.0, value);
-        // The layer gets the task's result by reference and is not asked back:
-        // an error result may be rewrapped, so its answer is spliced.
-        if let TaskExchange::Result { result, .. } = &exchange
-            && result.get("isError") == Some(&Value::Bool(true))
-        {
-            *changed = true;
-        }
-        exchange
+        None => Answer::made(value),
     }
 }
 
@@ -238,6 +238,43 @@ mod tests {
             {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": ""}},
         ]);
         assert_eq!(response_ids(&batch), [&json!(1), &json!(3)]);
+    }
+
+    fn child_answer(value: Value) -> ChildAnswer {
+        Arc::new(Mutex::new(Some(Answer {
+            line: Some(serde_json::to_vec(&value).unwrap()),
+            value,
+            changed: false,
+            queued: None,
+        })))
+    }
+
+    #[test]
+    fn an_answer_the_layer_left_alone_keeps_the_childs_line_unchanged() {
+        let value = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+        let answer = answered(value.clone(), &child_answer(value));
+        assert!(!answer.changed);
+        assert!(answer.line.is_some());
+    }
+
+    #[test]
+    fn an_answer_the_layer_changed_is_marked_changed_and_holds_the_layers_value() {
+        let child = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}});
+        let layer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}], "isError": true}});
+        let answer = answered(layer.clone(), &child_answer(child));
+        assert!(answer.changed);
+        assert_eq!(answer.value, layer);
+        assert!(answer.line.is_some(), "spliced into the child's line");
+    }
+
+    #[test]
+    fn an_answer_without_the_childs_is_the_layers_own_and_serialized() {
+        let layer =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "timed out"}});
+        let answer = answered(layer.clone(), &ChildAnswer::default());
+        assert!(answer.changed);
+        assert!(answer.line.is_none());
+        assert_eq!(answer.value, layer);
     }
 
     #[test]

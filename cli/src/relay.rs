@@ -6,6 +6,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
@@ -16,7 +17,7 @@ use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child
 use crate::client_io;
 use crate::exit_status::{self, describe, exit_code};
 use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::{Outgoing, Withdrawn, requests};
+use crate::message::{self, Answer, ChildAnswer, Outgoing, WithLine, Withdrawn, requests};
 use crate::options::Options;
 use crate::signals;
 
@@ -68,15 +69,14 @@ pub(crate) async fn run(options: Options) -> i32 {
     let all_written = client_io::write_lines(lines_for_client);
 
     // Spans say what carries the session: the child's stdio pipes.
-    let service = options
-        .layer()
-        .network_transport("pipe")
-        .layer(InvalidParamsAsToolErrors::new(
-            ChildService::new(child.clone()),
-            options.invalid_params_as_tool_errors,
-        ));
+    let layer = options.layer().network_transport("pipe");
+    let service = InvalidParamsAsToolErrors::new(
+        ChildService::new(child.clone()),
+        options.invalid_params_as_tool_errors,
+    );
     let (client_closed, mut client_closed_seen) = oneshot::channel();
     let client = tokio::spawn(relay_client(
+        layer,
         service,
         child.clone(),
         to_client.clone(),
@@ -175,33 +175,36 @@ async fn wait_for_child(
 /// Reads the client's lines: requests go through the service stack (each answer
 /// written by its own task), everything else to the child as it is.
 async fn relay_client<S>(
-    mut service: S,
+    layer: ToolErrorLayer,
+    service: S,
     child: Arc<Child>,
     to_client: mpsc::UnboundedSender<Vec<u8>>,
     closed: oneshot::Sender<()>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
+    S: Service<Outgoing, Response = Answer, Error = Withdrawn> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     let mut bursts = client_io::read_lines();
     while let Some(burst) = bursts.recv().await {
         for line in burst {
-            relay_client_line(&mut service, &child, &to_client, line).await;
+            relay_client_line(&layer, &service, &child, &to_client, line).await;
         }
     }
     child.send(ToChild::Close);
     let _ = closed.send(());
 }
 
-/// Sends a request through the service stack, answered in a task of its own,
-/// and anything else to the child as it is.
+/// Sends a request through the service stack (the layer over `service`, as
+/// over any `tower::Service<Value>`), answered in a task of its own, and
+/// anything else to the child as it is.
 async fn relay_client_line<S>(
-    service: &mut S,
+    layer: &ToolErrorLayer,
+    service: &S,
     child: &Child,
     to_client: &mpsc::UnboundedSender<Vec<u8>>,
     line: Vec<u8>,
 ) where
-    S: Service<Outgoing, Response = crate::message::Answer, Error = Withdrawn>,
+    S: Service<Outgoing, Response = Answer, Error = Withdrawn> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
@@ -220,18 +223,21 @@ async fn relay_client_line<S>(
         }
         return;
     }
+    let child_answer = ChildAnswer::default();
+    let mut service = layer.layer(WithLine::new(service.clone(), line, child_answer.clone()));
     if std::future::poll_fn(|cx| service.poll_ready(cx))
         .await
         .is_err()
     {
         return;
     }
-    let answer = service.call(Outgoing { value, line });
+    // Called here, not in the task: the child gets the client's lines in order.
+    let answer = service.call(value);
     let to_client = to_client.clone();
     tokio::spawn(async move {
         // A request the client cancelled gets no answer.
-        if let Ok(answer) = answer.await {
-            answer.queue(&to_client);
+        if let Ok(Some(value)) = answer.await {
+            message::answered(value, &child_answer).queue(&to_client);
         }
     });
 }

@@ -20,9 +20,9 @@ use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tool_errors::exchange::{JsonPending, Pending};
-use mcp_tool_errors::{ToolErrorLayer, is_rendered};
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, is_rendered};
 use serde_json::Value;
+use tower::util::BoxService;
 use tower::{Layer, Service, service_fn};
 
 /// In the message of every panic the inner service raises on purpose.
@@ -103,12 +103,12 @@ fn complete<F: Future>(future: F) -> F::Output {
 /// What the layer makes of `answer`, the inner service's answer to `request`.
 fn respond<A>(layer: &ToolErrorLayer, request: Value, answer: A) -> A
 where
-    A: Clone + 'static,
-    JsonPending: Pending<A, Infallible>,
+    A: Clone + Send + 'static,
+    ToolErrors<BoxService<Value, A, Infallible>>: Service<Value, Response = A, Error = Infallible>,
 {
-    let mut service = layer.layer(service_fn(move |_request: Value| {
+    let mut service = layer.layer(BoxService::new(service_fn(move |_request: Value| {
         std::future::ready(Ok::<A, Infallible>(answer.clone()))
-    }));
+    })));
     match complete(service.call(request)) {
         Ok(after) => after,
     }

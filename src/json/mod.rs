@@ -63,5 +63,3 @@ mod field;
 mod pending;
 mod response;
 mod tool_result;
-
-pub use pending::JsonPending;

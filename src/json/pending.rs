@@ -6,8 +6,8 @@ use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use super::field::{field, str_field};
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{Request, RequestView};
+use crate::model::request_id::RequestId;
+use crate::model::{Request, RequestView};
 
 /// The `_meta` key of the protocol version each request carries from MCP
 /// 2026-07-28 on.

@@ -9,33 +9,29 @@ use serde_json::{Map, Number, Value};
 use super::field::{field, field_mut, str_field};
 use super::pending::{JsonCall, JsonPending, Shape, TaskAsks, TaskRequest};
 use super::tool_result::text_item;
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{
-    INTERNAL_ERROR, LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall,
-};
+use crate::model::request_id::RequestId;
+use crate::model::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 impl<E> Pending<Value, E> for JsonPending {
     type Result = Map<String, Value>;
+    type TaskResult = Map<String, Value>;
 
-    fn for_each_tool_result(
-        &self,
-        response: &mut Value,
-        mut visit: impl FnMut(&str, &mut Map<String, Value>),
-    ) {
+    /// One pass over a single answer: its id is matched once. Tasks are
+    /// followed in single messages only, not in batches.
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut Value,
+        mut rewrap: impl FnMut(&str, &mut Map<String, Value>),
+    ) -> TaskExchange<'a, Map<String, Value>> {
         match (&self.shape, response) {
-            (Shape::Single(Some(call)), response) => visit_answer(call, response, &mut visit),
-            (Shape::Batch(calls), Value::Array(answers)) => {
-                if calls.iter().flatten().all(|call| call.tool.is_none()) {
-                    return;
-                }
-                let calls = CallsById::index(calls);
-                for answer in answers {
-                    if let Some(call) = calls.answered_by(answer) {
-                        visit_answer(call, answer, &mut visit);
-                    }
-                }
+            (Shape::Single(Some(call)), response) => {
+                visit_then_task_exchange(call, response, &mut rewrap)
             }
-            _ => {}
+            (Shape::Batch(calls), Value::Array(answers)) => {
+                visit_batch(calls, answers, &mut rewrap);
+                TaskExchange::None
+            }
+            _ => TaskExchange::None,
         }
     }
 
@@ -72,47 +68,20 @@ impl<E> Pending<Value, E> for JsonPending {
             .flatten()
             .filter_map(|call| call.tool.as_deref())
     }
-
-    type TaskResult = Map<String, Value>;
-
-    /// Tasks are followed in single messages only, not in batches.
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut Value,
-    ) -> TaskExchange<'a, Map<String, Value>> {
-        match &self.shape {
-            Shape::Single(Some(call)) => task_exchange(call, response),
-            _ => TaskExchange::None,
-        }
-    }
-
-    /// One pass over a single answer for both: its id is matched once.
-    fn for_each_tool_result_and_task_exchange<'a>(
-        &'a self,
-        response: &'a mut Value,
-        mut visit: impl FnMut(&str, &mut Map<String, Value>),
-    ) -> TaskExchange<'a, Map<String, Value>> {
-        match &self.shape {
-            Shape::Single(Some(call)) => visit_then_task_exchange(call, response, &mut visit),
-            Shape::Single(None) => TaskExchange::None,
-            Shape::Batch(_) => {
-                Pending::<Value, E>::for_each_tool_result(self, response, visit);
-                TaskExchange::None
-            }
-        }
-    }
 }
 
 impl<E> Pending<Option<Value>, E> for JsonPending {
     type Result = Map<String, Value>;
+    type TaskResult = Map<String, Value>;
 
-    fn for_each_tool_result(
-        &self,
-        response: &mut Option<Value>,
-        visit: impl FnMut(&str, &mut Map<String, Value>),
-    ) {
-        if let Some(response) = response {
-            Pending::<Value, E>::for_each_tool_result(self, response, visit);
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut Option<Value>,
+        rewrap: impl FnMut(&str, &mut Map<String, Value>),
+    ) -> TaskExchange<'a, Map<String, Value>> {
+        match response {
+            Some(response) => Pending::<Value, E>::visit_answers(self, response, rewrap),
+            None => TaskExchange::None,
         }
     }
 
@@ -135,39 +104,24 @@ impl<E> Pending<Option<Value>, E> for JsonPending {
     fn called_tools(&self) -> impl Iterator<Item = &str> {
         Pending::<Value, E>::called_tools(self)
     }
-
-    type TaskResult = Map<String, Value>;
-
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut Option<Value>,
-    ) -> TaskExchange<'a, Map<String, Value>> {
-        match response {
-            Some(response) => Pending::<Value, E>::task_exchange(self, response),
-            None => TaskExchange::None,
-        }
-    }
-
-    fn for_each_tool_result_and_task_exchange<'a>(
-        &'a self,
-        response: &'a mut Option<Value>,
-        visit: impl FnMut(&str, &mut Map<String, Value>),
-    ) -> TaskExchange<'a, Map<String, Value>> {
-        match response {
-            Some(response) => {
-                Pending::<Value, E>::for_each_tool_result_and_task_exchange(self, response, visit)
-            }
-            None => TaskExchange::None,
-        }
-    }
 }
 
-/// What the answer to `call` says about a task.
-fn task_exchange<'a>(
-    call: &'a JsonCall,
-    answer: &'a mut Value,
-) -> TaskExchange<'a, Map<String, Value>> {
-    visit_then_task_exchange(call, answer, &mut |_, _| {})
+/// Visits the result of every answer of a batch that answers a `tools/call`
+/// of it, each matched to its request through the batch's index.
+fn visit_batch(
+    calls: &[Option<JsonCall>],
+    answers: &mut [Value],
+    rewrap: &mut impl FnMut(&str, &mut Map<String, Value>),
+) {
+    if calls.iter().flatten().all(|call| call.tool.is_none()) {
+        return;
+    }
+    let calls = CallsById::index(calls);
+    for answer in answers {
+        if let Some(call) = calls.answered_by(answer) {
+            visit_answer(call, answer, rewrap);
+        }
+    }
 }
 
 /// Visits the result of `answer` if it answers `call` and `call` is a
@@ -338,7 +292,7 @@ fn answer_call(
     let id = call.id.as_ref()?;
     let outcome = match answer(UnansweredCall::new(call.tool.as_deref(), Some(id))) {
         LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
-        LayerAnswer::InternalError { message } => ("error", internal_error(message)),
+        LayerAnswer::ErrorResponse { code, message } => ("error", error(code, message)),
     };
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc".to_owned(), Value::from("2.0"));
@@ -354,9 +308,9 @@ fn tool_error_result(text: String) -> Value {
     Value::Object(result)
 }
 
-fn internal_error(message: String) -> Value {
+fn error(code: i32, message: String) -> Value {
     let mut error = Map::with_capacity(2);
-    error.insert("code".to_owned(), Value::from(INTERNAL_ERROR));
+    error.insert("code".to_owned(), Value::from(code));
     error.insert("message".to_owned(), Value::String(message));
     Value::Object(error)
 }

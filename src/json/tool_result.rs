@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::field::{field, field_mut, str_field};
-use crate::exchange::ToolResult;
+use crate::model::ToolResult;
 
 impl ToolResult for Map<String, Value> {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {

@@ -137,6 +137,5 @@ mod tool_result;
 pub use ext::ServerHandlerExt;
 pub use handler_service::{HandlerFuture, HandlerService};
 pub use layered::LayeredHandler;
-pub use pending::RmcpPending;
 pub use request::RequestWithContext;
 pub use task_panics::catch_task_panics;

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tower::BoxError;
 
 use super::request::RequestWithContext;
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{
+use crate::model::request_id::RequestId;
+use crate::model::{
     LayerAnswer, Outcome, Pending, Request, RequestView, TaskExchange, UnansweredCall,
 };
 
@@ -127,13 +127,33 @@ fn version_name(version: ProtocolVersion) -> Cow<'static, str> {
 impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
     type Result = CallToolResult;
 
-    fn for_each_tool_result(
-        &self,
-        response: &mut ServerResult,
-        mut visit: impl FnMut(&str, &mut CallToolResult),
-    ) {
-        if let (Some(tool), ServerResult::CallToolResult(result)) = (&self.tool, response) {
-            visit(tool, result);
+    /// The result of a `tools/call` made a task is the `result` of a `completed`
+    /// `tasks/get` answer: a JSON object, as rmcp's `TaskManager` stores it.
+    type TaskResult = JsonObject;
+
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut ServerResult,
+        mut rewrap: impl FnMut(&str, &mut CallToolResult),
+    ) -> TaskExchange<'a, JsonObject> {
+        match (&self.tool, &self.task_id, response) {
+            (Some(tool), _, ServerResult::CallToolResult(result)) => {
+                rewrap(tool, result);
+                TaskExchange::None
+            }
+            (Some(tool), _, ServerResult::CreateTaskResult(created)) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl_ms,
+            },
+            (_, Some(task_id), ServerResult::GetTaskResult(got)) => match &mut got.task.payload {
+                TaskPayload::Completed { result } => TaskExchange::Result { task_id, result },
+                TaskPayload::Failed { .. } | TaskPayload::Cancelled => {
+                    TaskExchange::Ended { task_id }
+                }
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
         }
     }
 
@@ -152,11 +172,9 @@ impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
                 // every result, and rmcp's server drops it for older peers.
                 CallToolResult::error(vec![ContentBlock::text(text)]),
             )),
-            LayerAnswer::InternalError { message } => Err(E::from(ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                message,
-                None,
-            ))),
+            LayerAnswer::ErrorResponse { code, message } => {
+                Err(E::from(ErrorData::new(ErrorCode(code), message, None)))
+            }
         }
     }
 
@@ -185,28 +203,6 @@ impl<E: From<ErrorData> + 'static> Pending<ServerResult, E> for RmcpPending {
     fn cancel(&self) {
         if let Some(cancellation) = &self.cancellation {
             cancellation.cancel();
-        }
-    }
-
-    /// The result of a `tools/call` made a task is the `result` of a `completed`
-    /// `tasks/get` answer: a JSON object, as rmcp's `TaskManager` stores it.
-    type TaskResult = JsonObject;
-
-    fn task_exchange<'a>(&'a self, response: &'a mut ServerResult) -> TaskExchange<'a, JsonObject> {
-        match (&self.tool, &self.task_id, response) {
-            (Some(tool), _, ServerResult::CreateTaskResult(created)) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.task_id,
-                ttl_ms: created.task.ttl_ms,
-            },
-            (_, Some(task_id), ServerResult::GetTaskResult(got)) => match &mut got.task.payload {
-                TaskPayload::Completed { result } => TaskExchange::Result { task_id, result },
-                TaskPayload::Failed { .. } | TaskPayload::Cancelled => {
-                    TaskExchange::Ended { task_id }
-                }
-                _ => TaskExchange::None,
-            },
-            _ => TaskExchange::None,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::exchange::ToolResult;
+use crate::model::ToolResult;
 
 impl ToolResult for CallToolResult {
     fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {

@@ -8,7 +8,7 @@ use compact_str::CompactString;
 
 use super::panics;
 use crate::config::Config;
-use crate::exchange::{TaskExchange, ToolResult};
+use crate::model::{TaskExchange, ToolResult};
 use crate::render::ErrorRenderer;
 
 /// How many task ids one layer remembers unless

@@ -22,7 +22,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 use compact_str::CompactString;
 
 use crate::config::Config;
-use crate::exchange::{LayerAnswer, ToolResult, UnansweredCall};
+use crate::model::{LayerAnswer, ToolResult, UnansweredCall};
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 

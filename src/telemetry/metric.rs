@@ -19,7 +19,7 @@ use opentelemetry::metrics::Histogram;
 #[cfg(feature = "opentelemetry")]
 use opentelemetry::{InstrumentationScope, KeyValue};
 
-use crate::exchange::RequestView;
+use crate::model::RequestView;
 
 use super::outcome::Failure;
 

@@ -112,7 +112,7 @@ use std::cell::OnceCell;
 
 use tracing::Span;
 
-use crate::exchange::{Outcome, Request};
+use crate::model::{Outcome, Request};
 use crate::tasks::Delivered;
 
 mod metric;

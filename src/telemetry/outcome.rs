@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::exchange::Outcome;
+use crate::model::Outcome;
 
 /// Who answered the request, when the request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

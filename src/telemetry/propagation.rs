@@ -5,7 +5,7 @@ use opentelemetry::propagation::Extractor;
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::exchange::RequestView;
+use crate::model::RequestView;
 
 /// The trace context keys `_meta` carries, unprefixed (MCP SEP-414).
 const KEYS: [&str; 2] = ["traceparent", "tracestate"];

@@ -6,7 +6,7 @@ use std::fmt;
 use tracing::Span;
 use tracing::field::{Empty, display};
 
-use crate::exchange::{Request, RequestView};
+use crate::model::{Request, RequestView};
 
 use super::outcome::Failure;
 

@@ -3,7 +3,7 @@
 use ::tower_mcp::RequestId as RouterId;
 use serde_json::Value;
 
-use crate::exchange::request_id::RequestId;
+use crate::model::request_id::RequestId;
 
 impl From<&RouterId> for RequestId {
     fn from(id: &RouterId) -> Self {

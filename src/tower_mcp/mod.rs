@@ -113,5 +113,3 @@ mod id;
 mod pending;
 mod response;
 mod tool_result;
-
-pub use pending::TowerMcpPending;

@@ -6,8 +6,8 @@ use ::tower_mcp::context::CancellationToken;
 use ::tower_mcp::{McpRequest, RequestId as RouterId, RouterRequest};
 use compact_str::CompactString;
 
-use crate::exchange::request_id::RequestId;
-use crate::exchange::{Request, RequestView};
+use crate::model::request_id::RequestId;
+use crate::model::{Request, RequestView};
 
 /// What the layer remembers of a [`RouterRequest`]: its id, the tool name of a
 /// `tools/call` and the task id of a `tasks/get`.

@@ -6,7 +6,7 @@ use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse, Tas
 
 use super::id;
 use super::pending::TowerMcpPending;
-use crate::exchange::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
+use crate::model::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
@@ -19,22 +19,47 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
 
     /// Visits the typed `CallToolResult` of a `tools/call` answered with the
     /// request's own id. A JSON-RPC error, any other `McpResponse` variant
-    /// (including `Raw`, which tower-mcp's router never uses for a tool call, and
-    /// the task handles of task-augmented calls) and a response with another id
-    /// are left as they are.
-    fn for_each_tool_result(
-        &self,
-        response: &mut RouterResponse,
-        mut visit: impl FnMut(&str, &mut CallToolResult),
-    ) {
-        let Some(tool) = &self.tool else {
-            return;
-        };
+    /// (including `Raw`, which tower-mcp's router never uses for a tool call)
+    /// and a response with another id are left as they are.
+    ///
+    /// For tasks: a `tools/call` answered with a task handle (`CreateTask`
+    /// before 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered
+    /// with a task that has ended: `completed` delivers its result, `failed` and
+    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
+    /// end it without one. Only answers with the request's own id count.
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut RouterResponse,
+        mut rewrap: impl FnMut(&str, &mut CallToolResult),
+    ) -> TaskExchange<'a, McpResponse> {
         if !id::matches(&self.id, &response.id) {
-            return;
+            return TaskExchange::None;
         }
-        if let Ok(McpResponse::CallTool(result)) = &mut response.inner {
-            visit(tool, result);
+        match (&self.tool, &self.task_id, &mut response.inner) {
+            (Some(tool), _, Ok(McpResponse::CallTool(result))) => {
+                rewrap(tool, result);
+                TaskExchange::None
+            }
+            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl,
+            },
+            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
+                tool,
+                task_id: &created.task.metadata.task_id,
+                ttl_ms: created.task.metadata.ttl_ms,
+            },
+            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
+            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
+                Some(TaskStatus::Completed) => TaskExchange::Result {
+                    task_id,
+                    result: answer,
+                },
+                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
+                _ => TaskExchange::None,
+            },
+            _ => TaskExchange::None,
         }
     }
 
@@ -46,8 +71,12 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
             LayerAnswer::ToolError { text } => {
                 Ok(McpResponse::CallTool(CallToolResult::error(text)))
             }
-            // tower-mcp's own constructor: code -32603, no data.
-            LayerAnswer::InternalError { message } => Err(JsonRpcError::internal_error(message)),
+            // As tower-mcp's own constructors make it: no data.
+            LayerAnswer::ErrorResponse { code, message } => Err(JsonRpcError {
+                code,
+                message,
+                data: None,
+            }),
         };
         Ok(RouterResponse {
             id: id::to_router_id(&self.id),
@@ -74,42 +103,6 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
     fn cancel(&self) {
         if let Some(cancellation) = &self.cancellation {
             cancellation.cancel();
-        }
-    }
-
-    /// A `tools/call` answered with a task handle (`CreateTask` before
-    /// 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered with a
-    /// task that has ended: `completed` delivers its result, `failed` and
-    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
-    /// end it without one. Only answers with the request's own id count.
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut RouterResponse,
-    ) -> TaskExchange<'a, McpResponse> {
-        if !id::matches(&self.id, &response.id) {
-            return TaskExchange::None;
-        }
-        match (&self.tool, &self.task_id, &mut response.inner) {
-            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.task_id,
-                ttl_ms: created.task.ttl,
-            },
-            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.metadata.task_id,
-                ttl_ms: created.task.metadata.ttl_ms,
-            },
-            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
-            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
-                Some(TaskStatus::Completed) => TaskExchange::Result {
-                    task_id,
-                    result: answer,
-                },
-                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
-                _ => TaskExchange::None,
-            },
-            _ => TaskExchange::None,
         }
     }
 }

@@ -5,7 +5,7 @@ use ::tower_mcp::tasks::DetailedTask;
 use ::tower_mcp::{CallToolResult, Content, McpResponse};
 use serde_json::{Map, Value};
 
-use crate::exchange::ToolResult;
+use crate::model::ToolResult;
 
 /// The typed result cannot be malformed, so an `isError` result is always
 /// rewritable: its text items are the `Content::Text` items.

@@ -13,8 +13,7 @@ use crate::support;
 
 use std::convert::Infallible;
 
-use mcp_tool_errors::exchange::{JsonPending, Pending};
-use mcp_tool_errors::{ToolErrorLayer, is_rendered, render_error};
+use mcp_tool_errors::{ToolErrorLayer, ToolErrors, is_rendered, render_error};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRunner};
@@ -22,6 +21,7 @@ use serde_json::{Map, Value, json};
 use support::complete::complete;
 use support::golden::preserves_key_order;
 use support::panic_answers::check_panic_answers;
+use tower::util::BoxService;
 use tower::{Layer, Service, service_fn};
 
 // ---------------------------------------------------------------------------
@@ -663,13 +663,14 @@ fn the_generators_reach_the_cases_that_matter() {
 /// Sends `request` through the default layer over an inner service answering `response`.
 fn through_layer<Response>(request: Value, response: Response) -> Response
 where
-    Response: Clone + 'static,
-    JsonPending: Pending<Response, Infallible>,
+    Response: Clone + Send + 'static,
+    ToolErrors<BoxService<Value, Response, Infallible>>:
+        Service<Value, Response = Response, Error = Infallible>,
 {
-    let inner = service_fn(move |_request: Value| {
+    let inner = BoxService::new(service_fn(move |_request: Value| {
         let response = response.clone();
         async move { Ok::<_, Infallible>(response) }
-    });
+    }));
     let mut service = ToolErrorLayer::new().layer(inner);
     assert!(complete(std::future::poll_fn(|cx| service.poll_ready(cx))).is_ok());
     match complete(service.call(request)) {

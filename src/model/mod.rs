@@ -1,7 +1,11 @@
 //! The extension point for message types: how the layer reads a request and finds,
 //! in its response, the results of the tool calls it made.
 //!
-//! Users of the layer never need this module. The layer itself knows nothing of
+//! Crate-private: the traits are `pub` in a private module (sealed), so that the
+//! layer's public `Service` impl can name them in its bounds while no user can
+//! implement or name them. A user puts the layer over a `tower::Service` of one
+//! of the message types the crate supports (a JSON `Value`, or rmcp's and
+//! tower-mcp's messages behind their features). The layer itself knows nothing of
 //! JSON-RPC framing; a message type plugs in with three small traits:
 //!
 //! - [`Request`] on the request type: what the layer must remember about the
@@ -13,16 +17,15 @@
 //! - [`ToolResult`] on the result of one `tools/call`: its error texts, and how to
 //!   add one.
 //!
-//! The crate implements them for [`serde_json::Value`] (see [`JsonPending`]) and,
+//! The crate implements them for [`serde_json::Value`] (see `JsonPending`) and,
 //! behind features, for rmcp and tower-mcp messages.
 
 mod outcome;
 pub(crate) mod request_id;
 mod view;
 
-pub use crate::json::JsonPending;
-pub use outcome::Outcome;
-pub use view::RequestView;
+pub(crate) use outcome::Outcome;
+pub(crate) use view::RequestView;
 
 /// A request the layer can read before the inner service takes it.
 pub trait Request {
@@ -53,14 +56,22 @@ pub trait Pending<Response, Error> {
     /// The result of one `tools/call`, as it appears in `Response`.
     type Result: ToolResult;
 
-    /// Calls `visit` with the tool name and the result of every `tools/call`
-    /// answered in `response`. Results of other requests, protocol errors and
-    /// results whose id matches no recorded `tools/call` are not visited.
-    fn for_each_tool_result(
-        &self,
-        response: &mut Response,
-        visit: impl FnMut(&str, &mut Self::Result),
-    );
+    /// The result of a task as it appears in `Response` (in a `tasks/get` or
+    /// `tasks/result` response).
+    type TaskResult: ToolResult;
+
+    /// Visits the answers in `response`, in one pass: calls `rewrap` with the
+    /// tool name and the result of every `tools/call` answered (results of
+    /// other requests, protocol errors and results whose id matches no
+    /// recorded `tools/call` are not visited), and returns what the response
+    /// says about a task: a `tools/call` answered with a task handle, or the
+    /// delivery of a task's result or failure ([`TaskExchange::None`] for a
+    /// message type without tasks). What to do with either is the core's.
+    fn visit_answers<'a>(
+        &'a self,
+        response: &'a mut Response,
+        rewrap: impl FnMut(&str, &mut Self::Result),
+    ) -> TaskExchange<'a, Self::TaskResult>;
 
     /// Builds the response the layer sends in place of the inner service's, when
     /// the handler panicked or ran out of time. `answer` is called once for each
@@ -71,9 +82,10 @@ pub trait Pending<Response, Error> {
         answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
     ) -> Result<Response, Error>;
 
-    /// How the request ended, read from `result`: the inner service's answer
-    /// (already rewrapped), or the layer's own after a panic or a timeout. Called
-    /// only when a subscriber records the request span.
+    /// How the request ended, read from `result`, the inner service's answer
+    /// (already rewrapped). Called only when a subscriber records the request
+    /// span. The outcome of the layer's own answers (after a panic or a timeout)
+    /// is read by the core from its [`LayerAnswer`]s, not here.
     fn outcome(&self, result: &Result<Response, Error>) -> Outcome;
 
     /// The tool name of every `tools/call` in the request (a batch may hold
@@ -84,38 +96,10 @@ pub trait Pending<Response, Error> {
     /// given up on the request and dropped that future. Does nothing by default;
     /// see [`Request::prepare_cancellation`].
     fn cancel(&self) {}
-
-    /// The result of a task as it appears in `Response` (in a `tasks/get` or
-    /// `tasks/result` response).
-    type TaskResult: ToolResult;
-
-    /// What `response` says about a task: a `tools/call` answered with a task
-    /// handle, or the delivery of a task's result or failure. The default,
-    /// [`TaskExchange::None`], is for message types without tasks.
-    fn task_exchange<'a>(
-        &'a self,
-        response: &'a mut Response,
-    ) -> TaskExchange<'a, Self::TaskResult> {
-        let _ = response;
-        TaskExchange::None
-    }
-
-    /// [`for_each_tool_result`](Pending::for_each_tool_result) with `visit`,
-    /// then [`task_exchange`](Pending::task_exchange): what the layer does with
-    /// every response. The default calls the two in turn; a message type that
-    /// can find both in one pass over the response overrides it.
-    fn for_each_tool_result_and_task_exchange<'a>(
-        &'a self,
-        response: &'a mut Response,
-        visit: impl FnMut(&str, &mut Self::Result),
-    ) -> TaskExchange<'a, Self::TaskResult> {
-        self.for_each_tool_result(response, visit);
-        self.task_exchange(response)
-    }
 }
 
 /// What one response says about a task (the tasks extension,
-/// `io.modelcontextprotocol/tasks`), as [`Pending::task_exchange`] reads it.
+/// `io.modelcontextprotocol/tasks`), as [`Pending::visit_answers`] reads it.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TaskExchange<'a, T> {
@@ -182,21 +166,44 @@ impl<'a> UnansweredCall<'a> {
 }
 
 /// What the layer sends for an [`UnansweredCall`], in place of the inner
-/// service's answer.
+/// service's answer: one of the two shapes every message type can build, so
+/// that a new reason for the layer to answer (a new cause beside a panic and a
+/// timeout) is written in the core only and needs nothing of the message types.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum LayerAnswer {
     /// A successful `tools/call` response with `isError: true` and one text item.
     ToolError {
         /// The text of the single text item, already rendered.
         text: String,
     },
-    /// A JSON-RPC error response with code `-32603` (internal error).
-    InternalError {
+    /// A JSON-RPC error response with `code` and `message`, and no `data`.
+    ErrorResponse {
+        /// The JSON-RPC error code ([`INTERNAL_ERROR`], say).
+        code: i32,
         /// The error message.
         message: String,
     },
 }
 
+impl LayerAnswer {
+    /// An internal error (`-32603`) with `message`.
+    pub(crate) fn internal_error(message: String) -> Self {
+        Self::ErrorResponse {
+            code: INTERNAL_ERROR,
+            message,
+        }
+    }
+
+    /// How the request this answers ended, as its span records it.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match self {
+            Self::ToolError { .. } => Outcome::ToolError,
+            Self::ErrorResponse { code, .. } => Outcome::ErrorResponse {
+                code: i64::from(*code),
+            },
+        }
+    }
+}
+
 /// The JSON-RPC error code of an internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i32 = -32603;
