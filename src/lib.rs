@@ -244,9 +244,8 @@ pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 
-/// Not API: the JSON-RPC code of an internal error, kept under its former path
-/// for the command's HTTP mode until it names its own. The traits message types
-/// implement are crate-private now, and sealed: no user names them.
+/// The traits message types implement are crate-private, and sealed: no user
+/// names them.
 ///
 /// ```compile_fail,E0432
 /// use mcp_tool_errors::exchange::{Pending, Request};
@@ -255,11 +254,8 @@ pub use service::ToolErrors;
 /// ```compile_fail,E0432
 /// use mcp_tool_errors::exchange::JsonPending;
 /// ```
-#[doc(hidden)]
-pub mod exchange {
-    /// The JSON-RPC error code of an internal error, `-32603`.
-    pub const INTERNAL_ERROR: i64 = crate::model::INTERNAL_ERROR as i64;
-}
+#[cfg(doctest)]
+struct AdapterTraitsArePrivate;
 
 // The README's examples use rmcp, tower-mcp and `redact_secrets`, so they are
 // compiled and run with those features on, as the test command

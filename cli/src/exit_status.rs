@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::message::Answer;
 
 /// The JSON-RPC error code of an internal error.
-const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
 /// `exit code N` or `signal NAME`, as the answers of a crashed server say it.
 pub(crate) fn describe(status: ExitStatus) -> String {

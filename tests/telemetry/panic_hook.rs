@@ -52,11 +52,7 @@ async fn panic_hook_child() {
     let layer = ToolErrorLayer::new();
     #[cfg(feature = "redact")]
     let layer = layer.redact_secrets(true);
-    let response = layer
-        .layer(panicking)
-        .oneshot(request)
-        .await
-        .unwrap();
+    let response = layer.layer(panicking).oneshot(request).await.unwrap();
     assert_eq!(response["result"]["isError"], true);
 }
 

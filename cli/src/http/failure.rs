@@ -57,7 +57,7 @@ impl Failure {
                 json!({
                     "jsonrpc": "2.0",
                     "id": id,
-                    "error": {"code": mcp_tool_errors::exchange::INTERNAL_ERROR, "message": sentence},
+                    "error": {"code": crate::exit_status::INTERNAL_ERROR, "message": sentence},
                 })
             })
         };
