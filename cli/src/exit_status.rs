@@ -4,12 +4,10 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::message::Answer;
-
-/// The JSON-RPC error code of an internal error.
-pub(crate) const INTERNAL_ERROR: i64 = -32603;
+use crate::own_answer;
 
 /// `exit code N` or `signal NAME`, as the answers of a crashed server say it.
 pub(crate) fn describe(status: ExitStatus) -> String {
@@ -50,21 +48,9 @@ pub(crate) fn exited_message(status: &str) -> String {
 /// a `-32603` error for anything else.
 pub(crate) fn exited_answer(requests: &[(Value, bool)], batch: bool, status: &str) -> Answer {
     let message = exited_message(status);
-    let mut answers = requests.iter().map(|(id, is_tool_call)| {
-        if *is_tool_call {
-            json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "result": {"content": [{"type": "text", "text": message}], "isError": true},
-            })
-        } else {
-            json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": INTERNAL_ERROR, "message": message},
-            })
-        }
-    });
+    let mut answers = requests
+        .iter()
+        .map(|(id, is_tool_call)| own_answer::unanswered(id, *is_tool_call, &message));
     let value = if batch {
         Value::Array(answers.collect())
     } else {
@@ -94,6 +80,8 @@ fn signal_name(signal: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -12,12 +12,10 @@
 //! use.` (the first reused id), since forwarding part of a batch would change
 //! the client's bytes.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::message::Answer;
-
-/// The JSON-RPC code of an invalid request.
-const INVALID_REQUEST: i64 = -32600;
+use crate::own_answer::{self, INVALID_REQUEST};
 
 /// The refusal of `requests` (a message or a batch), where `reused[i]` says
 /// whether the id of `requests[i]` is already in use; at least one is.
@@ -33,11 +31,7 @@ pub(crate) fn refusal(requests: &[(Value, bool)], batch: bool, reused: &[bool]) 
         } else {
             format!("Invalid request: the batch holds id {first_reused}, which is already in use.")
         };
-        json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": INVALID_REQUEST, "message": message},
-        })
+        own_answer::error(id, INVALID_REQUEST, &message)
     });
     let value = if batch {
         Value::Array(answers.collect())
@@ -49,6 +43,8 @@ pub(crate) fn refusal(requests: &[(Value, bool)], batch: bool, reused: &[bool]) 
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

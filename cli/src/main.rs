@@ -31,6 +31,7 @@ mod in_flight;
 mod invalid_params;
 mod message;
 mod options;
+mod own_answer;
 mod relay;
 mod signals;
 mod splice;

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::pin;
-use std::process::Command;
 use std::task::{Context, Poll, Waker};
 
 use crate::support::failing_tool::FailingTool;
@@ -84,18 +83,7 @@ fn panic_hook_child() {
 
 /// The stderr of `panic_hook_child` run alone in a new process.
 fn child_stderr(mode: &str) -> String {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "sanitize::panic_hook_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_MODE, mode)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stderr).unwrap()
+    crate::support::test_child::stderr_of("sanitize::panic_hook_child", CHILD_MODE, mode)
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod quiet_panics;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_tasks;
 pub mod secret_payload;
+pub mod test_child;
 
 use std::future::Future;
 use std::time::Duration;

@@ -7,6 +7,10 @@
 #[path = "../support/quiet_panics.rs"]
 mod quiet_panics;
 
+#[allow(unreachable_pub)]
+#[path = "../support/test_child.rs"]
+mod test_child;
+
 mod answer;
 mod captured;
 mod conventions;

@@ -6,7 +6,6 @@
 //! of a log by filtering its target, with the request span still there.
 
 use std::convert::Infallible;
-use std::process::Command;
 
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::{Value, json};
@@ -58,18 +57,7 @@ async fn panic_hook_child() {
 
 /// The stderr of `panic_hook_child` run alone in a new process in `mode`.
 fn child_stderr(mode: &str) -> String {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "panic_hook::panic_hook_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_MODE, mode)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stderr).unwrap()
+    crate::test_child::stderr_of("panic_hook::panic_hook_child", CHILD_MODE, mode)
 }
 
 /// The lines of `stderr` that report the withheld panic.

@@ -7,7 +7,7 @@
 //! connection error, the TLS alert) goes to the log, not to the model.
 
 use hyper::StatusCode;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Why the upstream did not answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,19 +47,11 @@ impl Failure {
         let answer_one = |request: &Value| -> Option<Value> {
             let id = request.get("id")?;
             let method = request.get("method")?.as_str()?;
-            Some(if method == "tools/call" {
-                json!({
-                    "jsonrpc": "2.0",
-                    "id": id,
-                    "result": {"content": [{"type": "text", "text": sentence}], "isError": true},
-                })
-            } else {
-                json!({
-                    "jsonrpc": "2.0",
-                    "id": id,
-                    "error": {"code": crate::exit_status::INTERNAL_ERROR, "message": sentence},
-                })
-            })
+            Some(crate::own_answer::unanswered(
+                id,
+                method == "tools/call",
+                &sentence,
+            ))
         };
         match message {
             Value::Array(batch) => Value::Array(batch.iter().filter_map(answer_one).collect()),
@@ -83,6 +75,8 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -1,0 +1,30 @@
+//! The answers the command makes itself, for one request, in place of the
+//! server's: one home for their JSON-RPC shape.
+
+use serde_json::{Value, json};
+
+/// The JSON-RPC error code of an invalid request.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+
+/// The JSON-RPC error code of an internal error.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC error response to the request `id`.
+pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The answer to a request the server will not answer, saying `sentence`: an
+/// `isError` result for a `tools/call` (the layer renders it into the
+/// element), a `-32603` error for anything else.
+pub(crate) fn unanswered(id: &Value, is_tool_call: bool, sentence: &str) -> Value {
+    if is_tool_call {
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {"content": [{"type": "text", "text": sentence}], "isError": true},
+        })
+    } else {
+        error(id, INTERNAL_ERROR, sentence)
+    }
+}
