@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
-# against the `rmcp_http` example, which serves its tools through the layer.
+# against two targets that must pass the same scenarios:
+# - `layer`: the `rmcp_http` example, which serves its tools through the layer;
+# - `proxy`: the command's HTTP mode (`mcp-tool-errors --upstream URL --listen
+#   ADDR`) in front of the same example served without the layer
+#   (MCP_TOOL_ERRORS=off), so that every answer the suite checks has gone
+#   through the proxy, and the tool error is rewrapped by the proxy alone.
 #
 # Two suites, each pinned:
 # - 0.1.16 (the 2025 revisions): server-initialize, ping, tools-list and every
@@ -8,9 +13,10 @@
 # - 0.2.0-alpha.12: every tools-* and input-required-result-* scenario under
 #   `--spec-version 2026-07-28`, and every tasks-* scenario (the tasks
 #   extension, which is on no spec timeline).
-# Exits non-zero if any of them fails (but for the expected failures listed
-# below, each with its reason), or if the suite's answer to the tool-error
-# scenario was not rewrapped by the layer. Prints the figures of each suite.
+# Exits non-zero if any of them fails on either target (but for the expected
+# failures listed below, each with its reason), if the two targets do not pass
+# the same scenarios, or if the suite's answer to the tool-error scenario was
+# not rewrapped. Prints the figures of each suite, for each target.
 #
 # Node.js 22 and the suite come from the npm registry, installed under .tools/
 # (ignored by git); the machine's own npm, of any recent version, installs them.
@@ -23,7 +29,7 @@ readonly SUITE2_VERSION=0.2.0-alpha.12
 readonly SPEC2=2026-07-28
 # Scenarios that fail because of rmcp itself, each proven by failing the same
 # way against the example with the layer off (MCP_TOOL_ERRORS=off), and kept
-# out of the layer's figures: none at present. An entry that passes fails the
+# out of the figures of both targets: none at present. An entry that passes fails the
 # run, so the list cannot go stale.
 readonly EXPECTED_FAILURES=()
 readonly NODE_MAJOR=22
@@ -68,99 +74,145 @@ mapfile -t tasks2 < <("$node" "$suite2" list --server | sed -n 's/^ *- \(tasks-[
 ((${#scenarios2[@]} > 0 && ${#tasks2[@]} > 0)) || die "the suite $SUITE2_VERSION lists no tools or tasks scenario"
 
 # The same features as the README's test command, so that CI reuses its build.
-log "building the rmcp_http example"
+log "building the rmcp_http example and the mcp-tool-errors command"
 server_exe=$(cargo build --quiet --example rmcp_http --all-features --message-format=json-render-diagnostics |
   sed -n 's/.*"executable":"\([^"]*\/rmcp_http\)".*/\1/p' | tail -n 1)
 [[ -x $server_exe ]] || die "cargo did not report the rmcp_http executable"
+proxy_exe=$(cargo build --quiet -p mcp-tool-errors-cli --bin mcp-tool-errors --message-format=json-render-diagnostics |
+  sed -n 's/.*"executable":"\([^"]*\/mcp-tool-errors\)".*/\1/p' | tail -n 1)
+[[ -x $proxy_exe ]] || die "cargo did not report the mcp-tool-errors executable"
 
 work=$(mktemp -d)
-server_pid=
+pids=()
 cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Port 0: the system picks a free loopback port, and the server logs which one.
-PORT=0 "$server_exe" >"$work/server.out" 2>"$work/server.log" &
-server_pid=$!
-url=
-for ((tenth = 0; tenth < LISTEN_TIMEOUT_S * 10; tenth++)); do
-  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/mcp' "$work/server.log" | head -n 1 || true)
-  [[ -n $url ]] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; die "the server exited"; }
-  sleep 0.1
-done
-[[ -n $url ]] || { cat "$work/server.log" >&2; die "the server did not listen within $LISTEN_TIMEOUT_S s"; }
-log "server listening on $url"
+# start NAME PATTERN COMMAND...: runs COMMAND in the background, its stderr in
+# $work/NAME.log, and waits for the log to show PATTERN (an extended regular
+# expression); sets `found` to the first match, and `pid` to the process.
+start() {
+  local name=$1 pattern=$2
+  shift 2
+  "$@" >"$work/$name.out" 2>"$work/$name.log" &
+  pid=$!
+  pids+=("$pid")
+  found=
+  for ((tenth = 0; tenth < LISTEN_TIMEOUT_S * 10; tenth++)); do
+    found=$(grep -oE "$pattern" "$work/$name.log" | head -n 1 || true)
+    [[ -n $found ]] && return
+    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log" >&2; die "$name exited"; }
+    sleep 0.1
+  done
+  cat "$work/$name.log" >&2
+  die "$name did not listen within $LISTEN_TIMEOUT_S s"
+}
+
+# Port 0: the system picks a free loopback port, and each process logs which one.
+readonly url_pattern='http://127\.0\.0\.1:[0-9]+/mcp'
+start layer-server "$url_pattern" env PORT=0 "$server_exe"
+layer_url=$found layer_pid=$pid
+start bare-server "$url_pattern" env PORT=0 MCP_TOOL_ERRORS=off "$server_exe"
+bare_url=$found bare_pid=$pid
+start proxy 'listening on 127\.0\.0\.1:[0-9]+' \
+  "$proxy_exe" --upstream "$bare_url" --listen 127.0.0.1:0
+proxy_url="http://${found#listening on }/mcp"
+proxy_pid=$pid
+log "layer: the example at $layer_url; proxy: $proxy_url in front of the example without the layer at $bare_url"
 
 failed=()
 listed() { local wanted=$1; shift; [[ " $* " == *" $wanted "* ]]; }
 
-# run_scenario SUITE_JS LABEL SCENARIO [ARGS...]: one scenario, with its verdict.
+# run_scenario TARGET URL SUITE_JS LABEL SCENARIO [ARGS...]: one scenario, with
+# its verdict; a pass is recorded in $work/TARGET.passed.
 passed_count=0 expected_count=0
 run_scenario() {
-  local suite_js=$1 label=$2 scenario=$3
-  shift 3
-  local output="$work/$label-$scenario.out"
+  local target=$1 url=$2 suite_js=$3 label=$4 scenario=$5
+  shift 5
+  local output="$work/$target-$label-$scenario.out"
   local ok=true
   timeout "$SCENARIO_TIMEOUT_S" "$node" "$suite_js" server \
     --url "$url" --scenario "$scenario" "$@" >"$output" 2>&1 || ok=false
   if $ok && listed "$scenario" "${EXPECTED_FAILURES[@]}"; then
-    echo "FAIL $label $scenario: passes, so take it off EXPECTED_FAILURES"
-    failed+=("$label $scenario (list)")
+    echo "FAIL $target $label $scenario: passes, so take it off EXPECTED_FAILURES"
+    failed+=("$target $label $scenario (list)")
   elif $ok; then
-    echo "PASS $label $scenario"
+    echo "PASS $target $label $scenario"
+    echo "$label $scenario" >>"$work/$target.passed"
     passed_count=$((passed_count + 1))
   elif listed "$scenario" "${EXPECTED_FAILURES[@]}"; then
-    echo "EXPECTED FAIL $label $scenario (rmcp, see EXPECTED_FAILURES)"
+    echo "EXPECTED FAIL $target $label $scenario (rmcp, see EXPECTED_FAILURES)"
     expected_count=$((expected_count + 1))
   else
-    echo "FAIL $label $scenario"
+    echo "FAIL $target $label $scenario"
     cat "$output"
-    failed+=("$label $scenario")
+    failed+=("$target $label $scenario")
   fi
-  # The suite accepts any isError text; the layer must have made it llmxml.
+  # The suite accepts any isError text; it must have come back as the element
+  # (made by the layer in the example, or by the proxy: the example behind the
+  # proxy has no layer).
   if [[ $scenario == tools-call-error ]] && $ok &&
     ! grep -qF '<error tool=\"test_error_handling\">' "$output"; then
-    echo "FAIL $label tools-call-error: the error text was not rewrapped by the layer"
+    echo "FAIL $target $label tools-call-error: the error text was not rewrapped"
     cat "$output"
-    failed+=("$label tools-call-error (layer)")
+    failed+=("$target $label tools-call-error (not rewrapped)")
   fi
 }
 
-# figures LABEL TOTAL: adds one line of figures per suite and requirement set.
+# figures LABEL TOTAL: adds one line of figures per target, suite and
+# requirement set.
 summary=()
 figures() {
   summary+=("$1: $passed_count of $2 passed, $expected_count expected failures (rmcp)")
   passed_count=0 expected_count=0
 }
 
-for scenario in "${scenarios[@]}"; do
-  run_scenario "$suite" "$SUITE_VERSION" "$scenario" --verbose
-done
-figures "suite $SUITE_VERSION (2025-11-25)" "${#scenarios[@]}"
-for scenario in "${scenarios2[@]}"; do
-  run_scenario "$suite2" "$SUITE2_VERSION" "$scenario" --spec-version "$SPEC2" --verbose
-done
-figures "suite $SUITE2_VERSION ($SPEC2)" "${#scenarios2[@]}"
-for scenario in "${tasks2[@]}"; do
-  run_scenario "$suite2" "$SUITE2_VERSION" "$scenario" --verbose
-done
-figures "suite $SUITE2_VERSION (tasks extension)" "${#tasks2[@]}"
+# run_suites TARGET URL: every scenario of both suites against URL.
+run_suites() {
+  local target=$1 url=$2 scenario
+  : >"$work/$target.passed"
+  for scenario in "${scenarios[@]}"; do
+    run_scenario "$target" "$url" "$suite" "$SUITE_VERSION" "$scenario" --verbose
+  done
+  figures "$target, suite $SUITE_VERSION (2025-11-25)" "${#scenarios[@]}"
+  for scenario in "${scenarios2[@]}"; do
+    run_scenario "$target" "$url" "$suite2" "$SUITE2_VERSION" "$scenario" --spec-version "$SPEC2" --verbose
+  done
+  figures "$target, suite $SUITE2_VERSION ($SPEC2)" "${#scenarios2[@]}"
+  for scenario in "${tasks2[@]}"; do
+    run_scenario "$target" "$url" "$suite2" "$SUITE2_VERSION" "$scenario" --verbose
+  done
+  figures "$target, suite $SUITE2_VERSION (tasks extension)" "${#tasks2[@]}"
+}
 
-if ! kill -0 "$server_pid" 2>/dev/null; then
-  echo "FAIL the server died during the run"
-  failed+=("server")
+run_suites layer "$layer_url"
+run_suites proxy "$proxy_url"
+
+for name_and_pid in "the example with the layer:$layer_pid" "the example without the layer:$bare_pid" \
+  "the proxy:$proxy_pid"; do
+  if ! kill -0 "${name_and_pid##*:}" 2>/dev/null; then
+    echo "FAIL ${name_and_pid%:*} died during the run"
+    failed+=("${name_and_pid%:*}")
+  fi
+done
+if ! diff -u "$work/layer.passed" "$work/proxy.passed" >"$work/passed.diff"; then
+  echo "FAIL the two targets did not pass the same scenarios:"
+  cat "$work/passed.diff"
+  failed+=("same scenarios")
 fi
 
 printf '%s\n' "${summary[@]}"
-echo "$((${#scenarios[@]} + ${#scenarios2[@]} + ${#tasks2[@]})) scenarios, ${#failed[@]} failed"
+echo "$((2 * (${#scenarios[@]} + ${#scenarios2[@]} + ${#tasks2[@]}))) scenario runs (2 targets), ${#failed[@]} failed"
 if ((${#failed[@]} > 0)); then
-  log "server log:"
-  tail -n 50 "$work/server.log" >&2
+  for name in layer-server bare-server proxy; do
+    log "$name log:"
+    tail -n 50 "$work/$name.log" >&2
+  done
   exit 1
 fi
