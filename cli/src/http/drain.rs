@@ -1,7 +1,11 @@
 //! Draining on SIGTERM (or SIGINT): the listener is closed, every connection
 //! finishes the request it serves and closes, and the calls in flight get
-//! `--drain-timeout` to be answered. At that deadline the calls still waiting
-//! for the server are answered as at a timeout: an `isError` result for a
+//! `--drain-timeout` to be answered. The connections the system queued before
+//! the listener closed are served too, and a connection that has sent no
+//! request yet gets [`FIRST_REQUEST_GRACE`] to send one: a load balancer's
+//! request on them was sent, and is retried nowhere if dropped. At the drain
+//! timeout the calls still waiting for the server are answered as at a
+//! timeout: an `isError` result for a
 //! `tools/call`, `-32603` otherwise, with [`Failure::Drained`]'s sentence, and
 //! the server is sent `notifications/cancelled` for each. The command then
 //! exits 0, as soon as every connection is closed, or after [`GRACE`].
@@ -19,6 +23,12 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// written before the command exits anyway (a GET event stream, for one, is
 /// never done by itself).
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
+/// How long a connection that has sent no request when the drain starts gets
+/// to send its first: a load balancer writes it right after connecting, and
+/// one that connected just before the listener closed has its request on the
+/// way. A connection that sends nothing is closed then.
+pub(crate) const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
 
 /// Where the process is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

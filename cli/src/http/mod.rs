@@ -33,7 +33,8 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 
 pub(crate) use upstream::{UpstreamUrl, parse_upstream};
 
@@ -86,24 +87,9 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             },
             () = &mut stop => break,
         };
-        let proxy = proxy.clone();
-        tokio::spawn(async move {
-            let drain = proxy.drain().clone();
-            let service = service_fn(move |request| proxy.clone().handle(request, client_address));
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            // A connection that ends in an error (a client gone mid-request)
-            // concerns that client only.
-            tokio::select! {
-                _ = connection.as_mut() => return,
-                () = drain.reached(Phase::Draining) => {}
-            }
-            // The request being served is finished; no other is read.
-            connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
-        });
+        serve(proxy.clone(), stream, client_address);
     }
-    drop(listener);
+    accept_queued(listener, &proxy);
     let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
     crate::log(&format!(
         "draining: no new connections; the calls in flight have {}",
@@ -120,6 +106,74 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     }
     crate::log("drained");
     0
+}
+
+/// Serves one connection in a task of its own. At the start of a drain, the
+/// request being served is finished and no other is read; a connection that
+/// has sent no request yet gets [`drain::FIRST_REQUEST_GRACE`] to send one.
+fn serve(proxy: Arc<proxy::Proxy>, stream: TcpStream, client_address: SocketAddr) {
+    tokio::spawn(async move {
+        let drain = proxy.drain().clone();
+        let request_read = Arc::new(Notify::new());
+        let read = request_read.clone();
+        let service = service_fn(move |request| {
+            read.notify_one();
+            proxy.clone().handle(request, client_address)
+        });
+        let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(connection);
+        // A connection that ends in an error (a client gone mid-request)
+        // concerns that client only.
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            () = drain.reached(Phase::Draining) => {}
+        }
+        // Hyper's graceful shutdown closes a connection from which it has read
+        // nothing yet, unanswered; but a load balancer writes its request
+        // right after connecting, so it may be on its way: a request sent
+        // and never answered, which no balancer retries.
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            () = request_read.notified() => {}
+            () = tokio::time::sleep(drain::FIRST_REQUEST_GRACE) => {}
+            () = drain.reached(Phase::Expired) => {}
+        }
+        connection.as_mut().graceful_shutdown();
+        let _ = connection.await;
+    });
+}
+
+/// Closes the listener after serving the connections waiting in its queue:
+/// the system completed their handshakes, so a client (a load balancer) has
+/// sent its request on them already, and closing the listener would reset
+/// them, a request lost that no balancer retries (it was sent). Refused
+/// connections, from then on, a balancer sends elsewhere.
+fn accept_queued(listener: TcpListener, proxy: &Arc<proxy::Proxy>) {
+    // Asked of the system itself: tokio's readiness may not have seen the
+    // latest connections yet.
+    let listener = match listener.into_std() {
+        Ok(listener) => listener,
+        Err(error) => {
+            crate::log(&format!("cannot read the listener's queue: {error}"));
+            return;
+        }
+    };
+    loop {
+        match listener.accept() {
+            Ok((stream, client_address)) => {
+                let stream = stream
+                    .set_nonblocking(true)
+                    .and_then(|()| TcpStream::from_std(stream));
+                match stream {
+                    Ok(stream) => serve(proxy.clone(), stream, client_address),
+                    Err(error) => crate::log(&format!("cannot serve a queued connection: {error}")),
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            // WouldBlock: the queue is empty.
+            Err(_) => return,
+        }
+    }
 }
 
 /// Resolves at the first SIGTERM or SIGINT. Installed before the listener

@@ -170,3 +170,57 @@ async fn a_started_event_stream_ends_with_the_answer_at_the_drain_timeout() {
     assert_eq!(proxy.exited().await.code(), Some(0));
     drop(events);
 }
+
+#[tokio::test]
+async fn connections_waiting_in_the_listen_queue_at_sigterm_are_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let upstream = Upstream::start(|request| {
+        Reply::json(&error_result(
+            request.json()["id"].as_u64().unwrap(),
+            "disk full",
+        ))
+    })
+    .await;
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "1h"]).await;
+    // Stopped, the proxy accepts nothing: the system completes the handshakes
+    // and queues the connections, with their requests, as under a load
+    // balancer's traffic at the moment SIGTERM arrives.
+    proxy.signal("STOP");
+    let mut queued = Vec::new();
+    for id in 0..8_u64 {
+        let mut stream = bounded("connect", TcpStream::connect(proxy.address))
+            .await
+            .expect("the system queues the connection");
+        let body = tool_call(id, "deploy");
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+            proxy.address,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        queued.push((id, stream));
+    }
+    proxy.signal("TERM");
+    proxy.signal("CONT");
+
+    for (id, mut stream) in queued {
+        let mut response = Vec::new();
+        // The connection closes after its one answer: the proxy is draining.
+        let read = bounded("the answer", stream.read_to_end(&mut response)).await;
+        let response = String::from_utf8_lossy(&response);
+        assert!(
+            read.is_ok() && response.starts_with("HTTP/1.1 200"),
+            "call {id}: {read:?} {response:?}; the proxy said: {}",
+            proxy.log()
+        );
+        let body = &response[response.find("\r\n\r\n").expect("a head") + 4..];
+        let answer: serde_json::Value = serde_json::from_str(body).expect("a JSON body");
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            render_error("deploy", "disk full"),
+            "call {id}"
+        );
+    }
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}

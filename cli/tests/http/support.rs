@@ -368,12 +368,17 @@ impl ListeningProcess {
 
     /// Sends the process SIGTERM, as a service manager stops it.
     pub(crate) fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends the process the signal `name` (`TERM`, `STOP`, `CONT`).
+    pub(crate) fn signal(&self, name: &str) {
         let pid = self.process.id().expect("the process runs");
         let sent = std::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
+            .args([&format!("-{name}"), &pid.to_string()])
             .status()
             .expect("kill runs");
-        assert!(sent.success(), "kill -TERM {pid}: {sent}");
+        assert!(sent.success(), "kill -{name} {pid}: {sent}");
     }
 
     /// Waits for the process to exit; its exit status.
@@ -433,6 +438,11 @@ impl Proxy {
     /// Sends the proxy SIGTERM.
     pub(crate) fn terminate(&self) {
         self.process.terminate();
+    }
+
+    /// Sends the proxy the signal `name`.
+    pub(crate) fn signal(&self, name: &str) {
+        self.process.signal(name);
     }
 
     /// Waits for the proxy to exit; its exit status.
