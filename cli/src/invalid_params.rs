@@ -39,6 +39,15 @@ impl<S> InvalidParamsAsToolErrors<S> {
             listed: on.then(Listed::default),
         }
     }
+
+    /// The same conversion, with the same memory of listed tools, over
+    /// `inner`: the HTTP mode makes a service for each exchange.
+    pub(crate) fn over<T>(&self, inner: T) -> InvalidParamsAsToolErrors<T> {
+        InvalidParamsAsToolErrors {
+            inner,
+            listed: self.listed.clone(),
+        }
+    }
 }
 
 /// What the answer to a request is looked at for.

@@ -39,7 +39,7 @@ pub(crate) struct Options {
 
     /// Turn a -32602 (invalid params) answer to a tools/call of a tool that the
     /// server listed into an isError result the model can read and correct.
-    #[arg(long, conflicts_with = "upstream")]
+    #[arg(long)]
     pub(crate) invalid_params_as_tool_errors: bool,
 
     /// Serve HTTP instead: a reverse proxy in front of the Streamable HTTP MCP

@@ -16,6 +16,10 @@
 //! - when the upstream gives no answer, the future resolves with the answer of
 //!   [`Failure`]; when the layer answers itself (the tool timeout), the upstream
 //!   request has been dropped, and the server is sent `notifications/cancelled`;
+//! - with `--invalid-params-as-tool-errors`, a `-32602` answer to a call of a
+//!   listed tool becomes an `isError` result under the layer, as on stdio
+//!   (`crate::invalid_params`): the tools listed are those of the `tools/list`
+//!   answers this process relayed;
 //! - the server's task ids in the answer and in the events become the client's
 //!   ([`task_ids`](crate::http::task_ids)), after the layer, which works with
 //!   the server's;
@@ -45,7 +49,8 @@ use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
-use crate::message::{requests, response_ids};
+use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::message::{Answer, Outgoing, requests, response_ids};
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -78,16 +83,18 @@ pub(crate) async fn exchange(
     let (head_sender, mut head) = oneshot::channel();
     let (events, body) = ChannelBody::new();
     let delivered = Arc::new(Mutex::new(Delivered::Nothing));
-    let mut service = proxy.layer().layer(ToUpstream {
-        call: Some(UpstreamCall {
-            proxy: proxy.clone(),
-            request,
-            head: head_sender,
-            events: events.clone(),
-            delivered: delivered.clone(),
-            to_client: to_client.clone(),
-        }),
-    });
+    let mut service = proxy
+        .layer()
+        .layer(ToUpstream(proxy.invalid_params().over(OneCall(Some(
+            UpstreamCall {
+                proxy: proxy.clone(),
+                request,
+                head: head_sender,
+                events: events.clone(),
+                delivered: delivered.clone(),
+                to_client: to_client.clone(),
+            },
+        )))));
     let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
     let mut answer = Box::pin(service.call(message));
     // The upstream call may run to its end in one poll (a short event stream
@@ -349,24 +356,56 @@ impl Service<Value> for Answers {
     }
 }
 
-/// The inner service of the layer: one call, to the upstream.
+/// The inner service of the layer: `--invalid-params-as-tool-errors` (the
+/// stdio mode's, on the stdio relay's message types) over the one call to the
+/// upstream.
 #[derive(Debug)]
-struct ToUpstream {
-    call: Option<UpstreamCall>,
-}
+struct ToUpstream(InvalidParamsAsToolErrors<OneCall>);
 
 impl Service<Value> for ToUpstream {
     type Response = Value;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Value, Infallible>> + Send>>;
 
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, message: Value) -> Self::Future {
+        // The client's bytes are the stdio relay's concern: here the exchange
+        // keeps the upstream's, and compares values.
+        let answer = self.0.call(Outgoing {
+            value: message,
+            line: Vec::new(),
+        });
+        Box::pin(async move { Ok(answer.await?.value) })
+    }
+}
+
+/// The one call to the upstream of an exchange.
+#[derive(Debug)]
+struct OneCall(Option<UpstreamCall>);
+
+impl Service<Outgoing> for OneCall {
+    type Response = Answer;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
+
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, message: Value) -> Self::Future {
-        let call = self.call.take().expect("one call per exchange");
-        Box::pin(async move { Ok(call.run(message).await) })
+    fn call(&mut self, request: Outgoing) -> Self::Future {
+        let call = self.0.take().expect("one call per exchange");
+        Box::pin(async move {
+            let value = call.run(request.value).await;
+            Ok(Answer {
+                value,
+                line: None,
+                changed: false,
+                queued: None,
+            })
+        })
     }
 }
 

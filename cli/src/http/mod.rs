@@ -73,7 +73,13 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     // Spans say what carries the session: HTTP over TCP.
     let layer = options.layer().network_transport("tcp");
     let (phase, drain) = Drain::new();
-    let proxy = Arc::new(proxy::Proxy::new(upstream, client, layer, drain));
+    let proxy = Arc::new(proxy::Proxy::new(
+        upstream,
+        client,
+        layer,
+        options.invalid_params_as_tool_errors,
+        drain,
+    ));
     loop {
         let (stream, client_address) = tokio::select! {
             accepted = listener.accept() => match accepted {

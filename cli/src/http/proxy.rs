@@ -20,6 +20,7 @@ use crate::http::exchange::exchange;
 use crate::http::failure::describe;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::http::{headers, task_ids};
+use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::requests;
 
 /// The most the proxy reads of a request to the MCP endpoint, which it must
@@ -28,12 +29,14 @@ use crate::message::requests;
 /// common servers accept. A larger request is answered `413`.
 pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
-/// What every request shares: the upstream, its client, and the layer.
+/// What every request shares: the upstream, its client, the layer, and the
+/// memory of `--invalid-params-as-tool-errors`.
 #[derive(Debug)]
 pub(crate) struct Proxy {
     upstream: UpstreamUrl,
     client: UpstreamClient,
     layer: ToolErrorLayer,
+    invalid_params: InvalidParamsAsToolErrors<()>,
     drain: Drain,
 }
 
@@ -42,12 +45,14 @@ impl Proxy {
         upstream: UpstreamUrl,
         client: UpstreamClient,
         layer: ToolErrorLayer,
+        invalid_params_as_tool_errors: bool,
         drain: Drain,
     ) -> Self {
         Self {
             upstream,
             client,
             layer,
+            invalid_params: InvalidParamsAsToolErrors::new((), invalid_params_as_tool_errors),
             drain,
         }
     }
@@ -66,6 +71,13 @@ impl Proxy {
     /// its memory of tasks.
     pub(crate) fn layer(&self) -> ToolErrorLayer {
         self.layer.clone()
+    }
+
+    /// `--invalid-params-as-tool-errors`: each exchange puts its call under it
+    /// with [`InvalidParamsAsToolErrors::over`], so that all share the tools
+    /// listed.
+    pub(crate) fn invalid_params(&self) -> &InvalidParamsAsToolErrors<()> {
+        &self.invalid_params
     }
 
     /// The upstream's MCP endpoint.

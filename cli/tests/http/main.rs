@@ -2,7 +2,8 @@
 //! the real binary between a plain HTTP client and a scripted upstream, all on
 //! 127.0.0.1 with ephemeral ports: what passes through (`forwarding`), what is
 //! rewritten (`rewriting`), and the answers when the upstream gives none
-//! (`failures`), the command line (`options`), task ids that any replica reads
+//! (`failures`), the command line (`options`) and `--invalid-params-as-tool-errors`
+//! (`invalid_params`), task ids that any replica reads
 //! (`replicas`), SIGTERM's drain (`drain`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
@@ -12,6 +13,7 @@ mod drain;
 mod everything;
 mod failures;
 mod forwarding;
+mod invalid_params;
 mod options;
 mod python;
 mod replicas;

@@ -36,13 +36,6 @@ async fn upstream_and_listen_go_together_and_exclude_a_command() {
             "--drain-timeout",
             "0s",
         ],
-        &[
-            "--upstream",
-            url,
-            "--listen",
-            "127.0.0.1:0",
-            "--invalid-params-as-tool-errors",
-        ],
     ] {
         let (code, stderr) = run(args).await;
         assert_eq!(code, Some(2), "{args:?} was accepted: {stderr}");
