@@ -118,6 +118,7 @@ impl Proxy {
         };
         // The task ids the client holds are the proxy's: the server gets its own.
         let opened = task_ids::to_upstream(&mut message);
+        task_ids::header_to_upstream(&mut parts.headers);
         let bytes = if opened.is_empty() {
             bytes
         } else {

@@ -23,15 +23,20 @@
 //! `notifications/tasks/status`), `result.taskId` (a 2026-07-28 task handle, a
 //! task's status), `result.task.taskId` (a 2025-11-25 handle), and the
 //! `io.modelcontextprotocol/related-task` entry of `params._meta` or
-//! `result._meta`. Nothing else in a message is touched: a tool's own output
+//! `result._meta`; and in the `Mcp-Name` header of a request (2026-07-28).
+//! Nothing else in a message is touched: a tool's own output
 //! may hold a `taskId` of its own.
 
 use std::collections::HashMap;
 
+use hyper::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
 /// What starts the ids the proxy makes (and names the format's version).
 const PREFIX: &str = "mte1";
+
+/// The header that repeats the name a request is about (2026-07-28).
+const MCP_NAME: &str = "mcp-name";
 
 /// The `_meta` key that ties a message to a task.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -77,6 +82,20 @@ pub(crate) fn to_upstream(message: &mut Value) -> Vec<(String, String)> {
         });
     });
     opened
+}
+
+/// The `Mcp-Name` header, in which 2026-07-28 repeats the `params.taskId` of a
+/// `tasks/*` request (the server checks that both agree): the client's id
+/// there becomes the server's too.
+pub(crate) fn header_to_upstream(headers: &mut HeaderMap) {
+    let Some(name) = headers.get(MCP_NAME).and_then(|name| name.to_str().ok()) else {
+        return;
+    };
+    if let Some((_, task_id)) = open(name)
+        && let Ok(task_id) = HeaderValue::from_str(&task_id)
+    {
+        headers.insert(MCP_NAME, task_id);
+    }
 }
 
 /// How the server's task ids of one exchange become the client's.

@@ -225,3 +225,30 @@ async fn a_tools_own_task_id_field_is_not_touched() {
 
     assert_eq!(answer, result.as_bytes());
 }
+
+#[tokio::test]
+async fn the_mcp_name_header_of_a_task_request_names_the_servers_task() {
+    let upstream = Upstream::start(task_server).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let handle = json(proxy.post(&task_call(1, "deploy"), &[]).await).await;
+    let client_task_id = handle["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // 2026-07-28 repeats the task id in `Mcp-Name`; the server checks both agree.
+    let headers = [
+        ("mcp-method", "tasks/get"),
+        ("mcp-name", client_task_id.as_str()),
+    ];
+    let task = json(
+        proxy
+            .post(&task_request(2, "tasks/get", &client_task_id), &headers)
+            .await,
+    )
+    .await;
+
+    assert_eq!(task["result"]["taskId"], client_task_id.as_str());
+    let received = upstream
+        .wait_for(|request| request.json()["method"] == "tasks/get")
+        .await;
+    assert_eq!(received.header("mcp-name"), Some(TASK_2026));
+    assert_eq!(received.json()["params"]["taskId"], TASK_2026);
+}
