@@ -10,6 +10,14 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Bytes, Frame, Incoming};
 use tokio::sync::mpsc;
 
+/// The most the proxy reads of one message at the MCP endpoint, either way: a
+/// request (which it reads whole to know what it asks), a JSON answer, an
+/// event of a stream. Four times the default limit of the official Python
+/// SDK's server (4 MiB) on requests, so that the proxy refuses nothing that
+/// common servers accept. A larger request is answered `413`; a larger answer
+/// or event, [`Failure::TooLarge`](crate::http::failure::Failure::TooLarge).
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Any error of a body being relayed.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

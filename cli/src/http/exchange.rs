@@ -24,7 +24,13 @@
 //!   ([`task_ids`](crate::http::task_ids)), after the layer, which works with
 //!   the server's;
 //! - at the end of a drain ([`drain`](crate::http::drain)), a call still waiting
-//!   is answered with [`Failure::Drained`] and cancelled at the server.
+//!   is answered with [`Failure::Drained`] and cancelled at the server; so is a
+//!   request whose response head did not come in time
+//!   ([`head_timeout`](crate::http::head_timeout)), with
+//!   [`Failure::NoAnswerWithin`], and one whose stream sent an event longer than
+//!   [`MAX_MESSAGE_BYTES`] before the answer, with [`Failure::TooLarge`] (a JSON
+//!   answer that long gets it too, with nothing to cancel). An event that long
+//!   after the answer passes through unread, with the rest of the stream.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -32,7 +38,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use http_body_util::BodyExt;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::response;
@@ -43,7 +51,7 @@ use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::http::body::{ChannelBody, ProxyBody, whole};
+use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
@@ -83,18 +91,17 @@ pub(crate) async fn exchange(
     let (head_sender, mut head) = oneshot::channel();
     let (events, body) = ChannelBody::new();
     let delivered = Arc::new(Mutex::new(Delivered::Nothing));
-    let mut service = proxy
-        .layer()
-        .layer(ToUpstream(proxy.invalid_params().over(OneCall(Some(
-            UpstreamCall {
-                proxy: proxy.clone(),
-                request,
-                head: head_sender,
-                events: events.clone(),
-                delivered: delivered.clone(),
-                to_client: to_client.clone(),
-            },
-        )))));
+    let call = UpstreamCall {
+        proxy: proxy.clone(),
+        request,
+        head: head_sender,
+        events: events.clone(),
+        delivered: delivered.clone(),
+        to_client: to_client.clone(),
+        head_timeout: proxy.head_timeout().for_message(&message),
+    };
+    let under_layer = proxy.invalid_params().over(OneCall(Some(call)));
+    let mut service = proxy.layer().layer(ToUpstream(under_layer));
     let Ok(()) = std::future::poll_fn(|cx| service.poll_ready(cx)).await;
     let mut answer = Box::pin(service.call(message));
     // The upstream call may run to its end in one poll (a short event stream
@@ -148,8 +155,9 @@ enum Delivered {
     Nothing,
     /// The call made the answer itself (a [`Failure`]).
     Made,
-    /// The call was given up at the end of a drain.
-    Drained,
+    /// The call was given up (the end of a drain, no response head in time,
+    /// an event too large): the server is told.
+    GivenUp,
     /// The client went away while its events were relayed.
     ClientGone,
     /// A JSON body holding the answer: the response's head, its bytes, and the
@@ -222,7 +230,7 @@ fn json_response(
             Response::from_parts(parts, whole(bytes))
         }
         other => {
-            if matches!(other, Delivered::Nothing | Delivered::Drained) {
+            if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
             let bytes = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -261,7 +269,7 @@ async fn finish_stream(
             (event, Some(rest))
         }
         other => {
-            if matches!(other, Delivered::Nothing | Delivered::Drained) {
+            if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
             let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
@@ -294,6 +302,14 @@ async fn finish_stream(
                     }
                 }
                 _ => break,
+            }
+            if splitter.held() > MAX_MESSAGE_BYTES {
+                // The answer is delivered: an event too large to read goes
+                // through as it is, and the rest of the stream with it.
+                crate::log(&format!(
+                    "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes after the answer: passed on unread"
+                ));
+                break;
             }
         }
     }
@@ -418,6 +434,9 @@ struct UpstreamCall {
     events: mpsc::Sender<Bytes>,
     delivered: Arc<Mutex<Delivered>>,
     to_client: Arc<ToClient>,
+    /// How long the response head may take; `None` when the layer's tool
+    /// timeout bounds the call.
+    head_timeout: Option<Duration>,
 }
 
 impl UpstreamCall {
@@ -430,14 +449,30 @@ impl UpstreamCall {
             answer = self.run_upstream(message.clone()) => answer,
             () = proxy.drain().reached(Phase::Expired) => {
                 crate::log("the drain timeout passed before the server answered");
-                put(&delivered, Delivered::Drained);
+                put(&delivered, Delivered::GivenUp);
                 Failure::Drained.answer(&message)
             }
         }
     }
 
     async fn run_upstream(self, message: Value) -> Value {
-        let response = match self.proxy.client().request(self.request).await {
+        let response = self.proxy.client().request(self.request);
+        let response = match self.head_timeout {
+            Some(timeout) => match tokio::time::timeout(timeout, response).await {
+                Ok(response) => response,
+                Err(_) => {
+                    crate::log(&format!(
+                        "no answer from {} within {}: cancelling the request",
+                        self.proxy.endpoint(),
+                        humantime::format_duration(timeout)
+                    ));
+                    put(&self.delivered, Delivered::GivenUp);
+                    return Failure::NoAnswerWithin(timeout).answer(&message);
+                }
+            },
+            None => response.await,
+        };
+        let response = match response {
             Ok(response) => response,
             Err(error) => {
                 let failure = if error.is_connect() {
@@ -491,12 +526,20 @@ impl UpstreamCall {
         delivered: &Mutex<Delivered>,
     ) -> Value {
         let (parts, body) = response.into_parts();
-        let bytes = match body.collect().await {
+        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                crate::log(&format!(
+                    "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
+                ));
+                // The server has answered: nothing to cancel.
+                put(delivered, Delivered::Made);
+                return Failure::TooLarge.answer(&message);
+            }
             Err(error) => {
                 crate::log(&format!(
                     "the server's answer was cut: {}",
-                    describe(&error)
+                    describe(&*error)
                 ));
                 put(delivered, Delivered::Made);
                 return Failure::ClosedBeforeAnswer.answer(&message);
@@ -574,6 +617,15 @@ impl UpstreamCall {
                     break;
                 }
                 None => break,
+            }
+            if splitter.held() > MAX_MESSAGE_BYTES {
+                crate::log(&format!(
+                    "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes: \
+                     the stream is abandoned and the request cancelled"
+                ));
+                // The server may still be working on the request.
+                put(delivered, Delivered::GivenUp);
+                return Failure::TooLarge.answer(&message);
             }
         }
         put(delivered, Delivered::Made);

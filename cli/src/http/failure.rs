@@ -6,8 +6,12 @@
 //! gets a `-32603` error with the same sentence. What went wrong in detail (the
 //! connection error, the TLS alert) goes to the log, not to the model.
 
+use std::time::Duration;
+
 use hyper::StatusCode;
 use serde_json::Value;
+
+use crate::http::body::MAX_MESSAGE_BYTES;
 
 /// Why the upstream did not answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +24,10 @@ pub(crate) enum Failure {
     Status(StatusCode),
     /// The proxy was stopped, and the drain timeout passed first.
     Drained,
+    /// No response head within this time ([`head_timeout`](crate::http::head_timeout)).
+    NoAnswerWithin(Duration),
+    /// A JSON answer or an event longer than [`MAX_MESSAGE_BYTES`].
+    TooLarge,
 }
 
 impl Failure {
@@ -38,6 +46,14 @@ impl Failure {
                 "The proxy shut down before the server answered; the request was cancelled."
                     .to_owned()
             }
+            Self::NoAnswerWithin(timeout) => format!(
+                "The server did not answer within {}; the request was cancelled.",
+                humantime::format_duration(timeout)
+            ),
+            Self::TooLarge => format!(
+                "The server sent a message larger than {} MiB, the most the proxy reads.",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
         }
     }
 

@@ -13,13 +13,15 @@
 //! forwarding, and what is read as MCP), `headers` (what the upstream and the
 //! client get of each other's headers), `exchange` (one JSON-RPC request through
 //! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
-//! `failure` (the answers when the upstream gives none), `task_ids` (the task
+//! `failure` (the answers when the upstream gives none), `head_timeout` (how
+//! long the upstream may take to answer), `task_ids` (the task
 //! ids the client sees, which carry what any replica needs), and `body`.
 
 mod body;
 mod drain;
 mod exchange;
 mod failure;
+mod head_timeout;
 mod headers;
 mod proxy;
 mod sse;
@@ -70,16 +72,8 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     }
-    // Spans say what carries the session: HTTP over TCP.
-    let layer = options.layer().network_transport("tcp");
     let (phase, drain) = Drain::new();
-    let proxy = Arc::new(proxy::Proxy::new(
-        upstream,
-        client,
-        layer,
-        options.invalid_params_as_tool_errors,
-        drain,
-    ));
+    let proxy = Arc::new(proxy::Proxy::new(upstream, client, options, drain));
     loop {
         let (stream, client_address) = tokio::select! {
             accepted = listener.accept() => match accepted {

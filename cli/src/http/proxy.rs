@@ -14,29 +14,26 @@ use hyper::{Method, Request, Response, StatusCode, Uri, Version};
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
-use crate::http::body::{ProxyBody, streamed, whole};
+use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
 use crate::http::drain::Drain;
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
+use crate::http::head_timeout::HeadTimeout;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::http::{headers, task_ids};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::requests;
+use crate::options::Options;
 
-/// The most the proxy reads of a request to the MCP endpoint, which it must
-/// read whole to know what it asks: four times the default limit of the
-/// official Python SDK's server (4 MiB), so that the proxy refuses nothing that
-/// common servers accept. A larger request is answered `413`.
-pub(crate) const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
-
-/// What every request shares: the upstream, its client, the layer, and the
-/// memory of `--invalid-params-as-tool-errors`.
+/// What every request shares: the upstream, its client, the layer, the memory
+/// of `--invalid-params-as-tool-errors`, and the response-head timeouts.
 #[derive(Debug)]
 pub(crate) struct Proxy {
     upstream: UpstreamUrl,
     client: UpstreamClient,
     layer: ToolErrorLayer,
     invalid_params: InvalidParamsAsToolErrors<()>,
+    head_timeout: HeadTimeout,
     drain: Drain,
 }
 
@@ -44,15 +41,19 @@ impl Proxy {
     pub(crate) fn new(
         upstream: UpstreamUrl,
         client: UpstreamClient,
-        layer: ToolErrorLayer,
-        invalid_params_as_tool_errors: bool,
+        options: &Options,
         drain: Drain,
     ) -> Self {
         Self {
             upstream,
             client,
-            layer,
-            invalid_params: InvalidParamsAsToolErrors::new((), invalid_params_as_tool_errors),
+            // Spans say what carries the session: HTTP over TCP.
+            layer: options.layer().network_transport("tcp"),
+            invalid_params: InvalidParamsAsToolErrors::new(
+                (),
+                options.invalid_params_as_tool_errors,
+            ),
+            head_timeout: HeadTimeout::new(options),
             drain,
         }
     }
@@ -80,6 +81,11 @@ impl Proxy {
         &self.invalid_params
     }
 
+    /// How long the upstream's response head may take.
+    pub(crate) fn head_timeout(&self) -> &HeadTimeout {
+        &self.head_timeout
+    }
+
     /// The upstream's MCP endpoint.
     pub(crate) fn endpoint(&self) -> Uri {
         self.upstream.endpoint_uri()
@@ -101,11 +107,11 @@ impl Proxy {
                 .forward(Request::from_parts(parts, streamed(body)))
                 .await);
         }
-        let bytes = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(error) if error.is::<LengthLimitError>() => {
                 crate::log(&format!(
-                    "refused a request of more than {MAX_REQUEST_BYTES} bytes"
+                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
                 ));
                 return Ok(status_only(StatusCode::PAYLOAD_TOO_LARGE));
             }

@@ -42,6 +42,12 @@ impl EventSplitter {
         }
     }
 
+    /// How many bytes are held: the event being read, and any whole events not
+    /// taken yet.
+    pub(crate) fn held(&self) -> usize {
+        self.buffer.len()
+    }
+
     /// What the stream left after its last whole event (an event cut short).
     pub(crate) fn into_rest(self) -> Vec<u8> {
         self.buffer

@@ -1,6 +1,8 @@
 //! The upstream: the `--upstream` URL read into an origin and an MCP endpoint,
 //! and the pooled HTTP client that reaches it (rustls for `https://`).
 
+use std::time::Duration;
+
 use hyper::Uri;
 use hyper::header::HeaderValue;
 use hyper::http::uri::{Authority, PathAndQuery, Scheme};
@@ -82,15 +84,24 @@ impl UpstreamUrl {
 /// The client every forwarded request goes through.
 pub(crate) type UpstreamClient = Client<HttpsConnector<HttpConnector>, ProxyBody>;
 
+/// How long a connection to the upstream may take to open (TCP, and not the
+/// TLS handshake): Envoy's default. A server that takes longer is answered as
+/// unreachable; a shorter `--tool-timeout` answers a `tools/call` first.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The client for `upstream`: for `https://`, rustls with the platform's root
 /// certificates (an error when none can be loaded); for `http://`, plain TCP.
 pub(crate) fn client(upstream: &UpstreamUrl) -> std::io::Result<UpstreamClient> {
+    let mut tcp = HttpConnector::new();
+    // The TLS connector in front says which schemes go through.
+    tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
     let connector = if upstream.is_https() {
         HttpsConnectorBuilder::new()
             .with_native_roots()?
             .https_only()
             .enable_http1()
-            .build()
+            .wrap_connector(tcp)
     } else {
         // No certificate is ever checked: no roots to load, which a container
         // without a certificate bundle could not do.
@@ -101,7 +112,7 @@ pub(crate) fn client(upstream: &UpstreamUrl) -> std::io::Result<UpstreamClient> 
             .with_tls_config(config)
             .https_or_http()
             .enable_http1()
-            .build()
+            .wrap_connector(tcp)
     };
     Ok(Client::builder(TokioExecutor::new()).build(connector))
 }

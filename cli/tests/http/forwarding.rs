@@ -128,7 +128,7 @@ async fn a_notification_is_forwarded_as_it_is_and_its_202_comes_back() {
     assert_eq!(upstream.received()[0].body, notification.as_bytes());
 }
 
-/// The proxy's bound on a request it reads whole (`MAX_REQUEST_BYTES`).
+/// The proxy's bound on a message it reads whole (`MAX_MESSAGE_BYTES`).
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 #[tokio::test]

@@ -60,6 +60,13 @@ pub(crate) enum Reply {
     Events(mpsc::UnboundedReceiver<Result<Vec<u8>, ()>>),
     /// Never answers.
     Hang,
+    /// `200` with this content type, a body that starts with `head` and then
+    /// repeats `repeated` forever.
+    Endless {
+        content_type: &'static str,
+        head: &'static str,
+        repeated: Vec<u8>,
+    },
 }
 
 impl Reply {
@@ -239,6 +246,14 @@ async fn answer(
                 .unwrap()
         }
         Reply::Hang => std::future::pending().await,
+        Reply::Endless {
+            content_type,
+            head,
+            repeated,
+        } => Response::builder()
+            .header("content-type", content_type)
+            .body(endless(head, repeated))
+            .unwrap(),
     };
     Ok(response)
 }
@@ -262,6 +277,27 @@ fn futures_stream(chunks: mpsc::UnboundedReceiver<Result<Vec<u8>, ()>>) -> Upstr
         }
     }
     Chunks(chunks).boxed_unsync()
+}
+
+/// A body that starts with `head`, then repeats `repeated` for as long as it
+/// is read.
+fn endless(head: &'static str, repeated: Vec<u8>) -> UpstreamBody {
+    struct Endless(Option<&'static str>, Bytes);
+    impl hyper::body::Body for Endless {
+        type Data = Bytes;
+        type Error = std::io::Error;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+            let chunk = match self.0.take() {
+                Some(head) => Bytes::from_static(head.as_bytes()),
+                None => self.1.clone(),
+            };
+            std::task::Poll::Ready(Some(Ok(Frame::data(chunk))))
+        }
+    }
+    Endless(Some(head), Bytes::from(repeated)).boxed_unsync()
 }
 
 /// An upstream that reads a request, sends `bytes`, and closes the connection.
