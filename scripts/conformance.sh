@@ -43,6 +43,8 @@ die() { log "$*"; exit 1; }
 
 # shellcheck source=scripts/lib/node.sh
 source scripts/lib/node.sh
+# shellcheck source=scripts/lib/processes.sh
+source scripts/lib/processes.sh
 readonly suite_dir="$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance"
 readonly suite="$suite_dir/dist/index.js"
 readonly suite2_dir="$TOOLS/conformance-$SUITE2_VERSION/node_modules/@modelcontextprotocol/conformance"
@@ -75,44 +77,8 @@ mapfile -t tasks2 < <("$node" "$suite2" list --server | sed -n 's/^ *- \(tasks-[
 
 # The same features as the README's test command, so that CI reuses its build.
 log "building the rmcp_http example and the mcp-tool-errors command"
-server_exe=$(cargo build --quiet --example rmcp_http --all-features --message-format=json-render-diagnostics |
-  sed -n 's/.*"executable":"\([^"]*\/rmcp_http\)".*/\1/p' | tail -n 1)
-[[ -x $server_exe ]] || die "cargo did not report the rmcp_http executable"
-proxy_exe=$(cargo build --quiet -p mcp-tool-errors-cli --bin mcp-tool-errors --message-format=json-render-diagnostics |
-  sed -n 's/.*"executable":"\([^"]*\/mcp-tool-errors\)".*/\1/p' | tail -n 1)
-[[ -x $proxy_exe ]] || die "cargo did not report the mcp-tool-errors executable"
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# start NAME PATTERN COMMAND...: runs COMMAND in the background, its stderr in
-# $work/NAME.log, and waits for the log to show PATTERN (an extended regular
-# expression); sets `found` to the first match, and `pid` to the process.
-start() {
-  local name=$1 pattern=$2
-  shift 2
-  "$@" >"$work/$name.out" 2>"$work/$name.log" &
-  pid=$!
-  pids+=("$pid")
-  found=
-  for ((tenth = 0; tenth < LISTEN_TIMEOUT_S * 10; tenth++)); do
-    found=$(grep -oE "$pattern" "$work/$name.log" | head -n 1 || true)
-    [[ -n $found ]] && return
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log" >&2; die "$name exited"; }
-    sleep 0.1
-  done
-  cat "$work/$name.log" >&2
-  die "$name did not listen within $LISTEN_TIMEOUT_S s"
-}
+server_exe=$(cargo_executable rmcp_http --example rmcp_http --all-features)
+proxy_exe=$(cargo_executable mcp-tool-errors -p mcp-tool-errors-cli --bin mcp-tool-errors)
 
 # Port 0: the system picks a free loopback port, and each process logs which one.
 readonly url_pattern='http://127\.0\.0\.1:[0-9]+/mcp'

@@ -42,42 +42,10 @@ if ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
 fi
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
+# shellcheck source=scripts/lib/processes.sh
+source scripts/lib/processes.sh
 log "building the mcp-tool-errors command"
-proxy_exe=$(cargo build --quiet -p mcp-tool-errors-cli --bin mcp-tool-errors --message-format=json-render-diagnostics |
-  sed -n 's/.*"executable":"\([^"]*\/mcp-tool-errors\)".*/\1/p' | tail -n 1)
-[[ -x $proxy_exe ]] || die "cargo did not report the mcp-tool-errors executable"
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# start NAME PATTERN COMMAND...: runs COMMAND in the background, its stderr in
-# $work/NAME.log, and waits for the log to show PATTERN (an extended regular
-# expression); sets `found` to the first match and `pid` to the process.
-start() {
-  local name=$1 pattern=$2
-  shift 2
-  "$@" >"$work/$name.out" 2>"$work/$name.log" &
-  pid=$!
-  pids+=("$pid")
-  found=
-  for ((tenth = 0; tenth < LISTEN_TIMEOUT_S * 10; tenth++)); do
-    found=$(grep -oE "$pattern" "$work/$name.log" | head -n 1 || true)
-    [[ -n $found ]] && return
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.log" >&2; die "$name exited"; }
-    sleep 0.1
-  done
-  cat "$work/$name.log" >&2
-  die "$name did not listen within $LISTEN_TIMEOUT_S s"
-}
+proxy_exe=$(cargo_executable mcp-tool-errors -p mcp-tool-errors-cli --bin mcp-tool-errors)
 
 readonly address_pattern='127\.0\.0\.1:[0-9]+'
 start upstream "listening on $address_pattern" "$python" cli/tests/http/servers/python_http_server.py
