@@ -53,7 +53,7 @@ fn answers(call: &Call, id: &AnswerId<'_>) -> bool {
     match (call.id(), id) {
         (CallId::Notification, _) | (_, AnswerId::Missing) => false,
         (_, AnswerId::Implicit) => true,
-        (CallId::Id(own), id) => IdKey::of_answer(id).is_some_and(|key| own.key() == key),
+        (CallId::Id(own), id) => own.is_answered_by(id),
         (CallId::Unnamed, _) => false,
     }
 }

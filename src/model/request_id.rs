@@ -33,6 +33,18 @@ impl RequestId {
         }
     }
 
+    /// Whether an answer with `id` answers the request with this id: the ids
+    /// are the same JSON value of the same type. Compared directly in the
+    /// common cases (a number or string id against a JSON response's), as a
+    /// key otherwise.
+    pub(crate) fn is_answered_by(&self, id: &AnswerId<'_>) -> bool {
+        match (self, id) {
+            (Self::Number(own), AnswerId::Json(Value::Number(other))) => own == other,
+            (Self::String(own), AnswerId::Json(Value::String(other))) => own == other,
+            (own, other) => IdKey::of_answer(other).is_some_and(|key| own.key() == key),
+        }
+    }
+
     /// This id as a key.
     pub(crate) fn key(&self) -> IdKey<'_> {
         match self {
