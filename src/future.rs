@@ -9,8 +9,9 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 use tracing::Span;
 
+use crate::answers;
 use crate::config::Config;
-use crate::model::{Pending, Request};
+use crate::model::{Calls, Request, Response};
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
@@ -37,7 +38,11 @@ pin_project! {
         // `Some` only when a timeout applies to the request.
         #[pin]
         timer: Option<Timer>,
-        pending: Req::Pending,
+        // The request's calls, to read the answer or make the layer's own.
+        calls: Calls,
+        // `Some` only when a timeout applies and the request has a way to stop
+        // the work its handler started.
+        cancellation: Option<Req::Cancellation>,
         config: Config<R>,
         tasks: TaskMemory,
         // Entered at every poll, so the inner future and the layer's own events
@@ -63,17 +68,21 @@ pin_project! {
 impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
     pub(crate) fn running(
         future: F,
-        timer: Option<Timer>,
-        pending: Req::Pending,
+        timer: Option<(Timer, Option<Req::Cancellation>)>,
+        calls: Calls,
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
         duration: OperationDuration,
     ) -> Self {
+        let (timer, cancellation) = timer.map_or((None, None), |(timer, cancellation)| {
+            (Some(timer), cancellation)
+        });
         Self {
             state: State::Running { future },
             timer,
-            pending,
+            calls,
+            cancellation,
             config,
             tasks,
             span,
@@ -83,7 +92,7 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
 
     pub(crate) fn panicked(
         panic: CaughtPanic,
-        pending: Req::Pending,
+        calls: Calls,
         config: Config<R>,
         tasks: TaskMemory,
         span: Span,
@@ -92,7 +101,8 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
         Self {
             state: State::Panicked { panic },
             timer: None,
-            pending,
+            calls,
+            cancellation: None,
             config,
             tasks,
             span,
@@ -101,14 +111,14 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
     }
 }
 
-impl<F, Req, R, Response, Error> Future for ResponseFuture<F, Req, R>
+impl<F, Req, R, Resp, Error> Future for ResponseFuture<F, Req, R>
 where
-    F: Future<Output = Result<Response, Error>>,
+    F: Future<Output = Result<Resp, Error>>,
     Req: Request,
-    Req::Pending: Pending<Response, Error>,
+    Resp: Response<Error>,
     R: ErrorRenderer,
 {
-    type Output = Result<Response, Error>;
+    type Output = Result<Resp, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
@@ -125,22 +135,18 @@ where
                         return Poll::Pending;
                     };
                     drop_inner_future(this.state, this.config);
-                    this.pending.cancel();
+                    if let Some(cancellation) = this.cancellation {
+                        Req::cancel(cancellation);
+                    }
                     Unanswered::TimedOut(timed_out)
                 }
                 Ok(Poll::Ready(mut result)) => {
                     drop_inner_future(this.state, this.config);
-                    let mut delivered = None;
-                    if let Ok(response) = &mut result {
-                        let config = &*this.config;
-                        let exchange = this
-                            .pending
-                            .visit_answers(response, |tool, result| config.rewrap(result, tool));
-                        delivered = this.tasks.observe(exchange, this.config);
-                    }
-                    let pending = &*this.pending;
-                    telemetry::record_answer(this.span, this.duration, delivered, || {
-                        pending.outcome(&result)
+                    let recording = telemetry::is_recording(this.span, this.duration);
+                    let read =
+                        answers::read(this.calls, &mut result, this.config, this.tasks, recording);
+                    telemetry::record_answer(this.span, this.duration, read.delivered, || {
+                        read.outcome
                     });
                     return Poll::Ready(result);
                 }
@@ -155,7 +161,7 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        let (answer, outcome) = unanswered.respond(this.pending, this.config);
+        let (answer, outcome) = unanswered.respond(this.calls, this.config);
         telemetry::record_outcome(this.span, this.duration, unanswered.cause(), || outcome);
         Poll::Ready(answer)
     }

@@ -217,11 +217,13 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod answers;
 mod builder;
 mod config;
 pub mod future;
 mod json;
 mod layer;
+mod matching;
 mod model;
 mod panic;
 mod render;
@@ -248,11 +250,11 @@ pub use service::ToolErrors;
 /// names them.
 ///
 /// ```compile_fail,E0432
-/// use mcp_tool_errors::exchange::{Pending, Request};
+/// use mcp_tool_errors::model::{Request, Response};
 /// ```
 ///
 /// ```compile_fail,E0432
-/// use mcp_tool_errors::exchange::JsonPending;
+/// use mcp_tool_errors::{Calls, Request, Response};
 /// ```
 #[cfg(doctest)]
 struct AdapterTraitsArePrivate;

@@ -6,7 +6,7 @@ use tower_service::Service;
 
 use crate::config::Config;
 use crate::future::ResponseFuture;
-use crate::model::{Pending, Request};
+use crate::model::{Request, Response};
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
@@ -129,7 +129,7 @@ impl<S, Req, R> Service<Req> for ToolErrors<S, R>
 where
     S: Service<Req>,
     Req: Request,
-    Req::Pending: Pending<S::Response, S::Error>,
+    S::Response: Response<S::Error>,
     R: ErrorRenderer,
 {
     type Response = S::Response;
@@ -140,24 +140,21 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Req) -> Self::Future {
+    fn call(&mut self, request: Req) -> Self::Future {
         let (span, duration) = telemetry::start(&request, self.config.network_transport);
-        let mut pending = request.pending();
+        let calls = request.calls();
         let timer = self
             .config
             .timeouts
-            .for_tools(pending.called_tools())
-            .map(|timeout| {
-                request.prepare_cancellation(&mut pending);
-                Timer::start(timeout)
-            });
+            .for_tools(calls.tools())
+            .map(|timeout| (Timer::start(timeout), request.cancellation()));
         let config = self.config.clone();
         let tasks = self.tasks.clone();
         match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
             Ok(future) => {
-                ResponseFuture::running(future, timer, pending, config, tasks, span, duration)
+                ResponseFuture::running(future, timer, calls, config, tasks, span, duration)
             }
-            Err(panic) => ResponseFuture::panicked(panic, pending, config, tasks, span, duration),
+            Err(panic) => ResponseFuture::panicked(panic, calls, config, tasks, span, duration),
         }
     }
 }

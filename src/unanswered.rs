@@ -2,7 +2,7 @@
 //! service, and that answer.
 
 use crate::config::Config;
-use crate::model::{Outcome, Pending};
+use crate::model::{Calls, LayerAnswers, Outcome, Response, UnansweredCall};
 use crate::panic::CaughtPanic;
 use crate::render::ErrorRenderer;
 use crate::telemetry::Cause;
@@ -26,37 +26,41 @@ impl Unanswered {
         }
     }
 
-    /// The response the layer sends for `pending` in place of the inner service's,
-    /// each request answered and logged by the rule of the cause, and its
-    /// outcome for the span: read from the layer's own answers, in the core,
-    /// whatever the message type (the first failure of a batch; a success when
-    /// nothing expected an answer).
-    pub(crate) fn respond<P, R, Response, Error>(
+    /// The response the layer sends for `calls` in place of the inner
+    /// service's, each call that expects an answer answered and logged by the
+    /// rule of the cause, and its outcome for the span (the first failure of a
+    /// batch; a success when nothing expected an answer).
+    pub(crate) fn respond<Resp, R, E>(
         &self,
-        pending: &P,
+        calls: &Calls,
         config: &Config<R>,
-    ) -> (Result<Response, Error>, Outcome)
+    ) -> (Result<Resp, E>, Outcome)
     where
-        P: Pending<Response, Error>,
+        Resp: Response<E>,
         R: ErrorRenderer,
     {
-        let mut answered = false;
         let mut outcome = Outcome::Success;
-        let response = pending.layer_response(|call| {
-            answered = true;
+        let mut answers = Vec::new();
+        for call in calls.as_slice().iter().filter(|call| call.expects_answer()) {
+            let id = call.request_id();
+            let logged = UnansweredCall::new(call.tool(), id.map(|id| id as &dyn std::fmt::Debug));
             let answer = match self {
-                Self::Panicked(panic) => panic.answer(call, config),
-                Self::TimedOut(timed_out) => timed_out.answer(call, config),
+                Self::Panicked(panic) => panic.answer(logged, config),
+                Self::TimedOut(timed_out) => timed_out.answer(logged, config),
             };
             outcome = outcome.or_else(|| answer.outcome());
-            answer
-        });
-        if !answered {
+            answers.push((id, answer));
+        }
+        if answers.is_empty() {
             match self {
                 Self::Panicked(panic) => panic.log_unanswered(config),
                 Self::TimedOut(timed_out) => timed_out.log_unanswered(),
             }
         }
-        (response, outcome)
+        let answers = LayerAnswers {
+            batch: calls.is_batch(),
+            answers,
+        };
+        (Resp::layer_response(answers), outcome)
     }
 }

@@ -60,6 +60,6 @@
 //! ```
 
 mod field;
-mod pending;
+mod request;
 mod response;
-mod tool_result;
+mod result;

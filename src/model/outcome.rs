@@ -4,7 +4,7 @@
 /// layer made after a panic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// A result that is not an error, or no answer at all (a notification).
     Success,
     /// A `tools/call` result with `isError: true`.
@@ -22,7 +22,7 @@ pub enum Outcome {
 impl Outcome {
     /// `self`, or `next` if `self` is a success: in a batch the first failure
     /// describes the whole message.
-    pub fn or_else(self, next: impl FnOnce() -> Outcome) -> Outcome {
+    pub(crate) fn or_else(self, next: impl FnOnce() -> Outcome) -> Outcome {
         match self {
             Outcome::Success => next(),
             failure => failure,

@@ -1,16 +1,23 @@
 //! [`RequestId`]: a JSON-RPC request id as the layer keeps it, whichever message
-//! type it came from, without allocating for numbers and short strings.
+//! type it came from, without allocating for numbers and short strings; and
+//! [`IdKey`], the same id as a key, to match answers to requests.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use compact_str::CompactString;
 use serde_json::{Number, Value};
 
+use super::answer::AnswerId;
+
 /// The id of a request, as the layer remembers it to match the response, answer
 /// the request itself and name it in the log.
 #[derive(Clone, PartialEq)]
-pub(crate) enum RequestId {
+pub enum RequestId {
+    /// A number.
     Number(Number),
-    /// Inline up to 24 bytes.
+    /// A string, inline up to 24 bytes.
     String(CompactString),
+    /// `null`.
     Null,
     /// Not a valid JSON-RPC id; kept so that the answer still echoes it.
     Other(Box<Value>),
@@ -26,18 +33,30 @@ impl RequestId {
         }
     }
 
-    /// Whether `value`, the id of a response, is this id.
-    pub(crate) fn matches(&self, value: &Value) -> bool {
-        match (self, value) {
-            (Self::Number(a), Value::Number(b)) => a == b,
-            (Self::String(a), Value::String(b)) => a == b,
-            (Self::Null, Value::Null) => true,
-            (Self::Other(a), b) => **a == *b,
-            _ => false,
+    /// Whether an answer with `id` answers the request with this id: the ids
+    /// are the same JSON value of the same type. Compared directly in the
+    /// common cases (a number or string id against a JSON response's), as a
+    /// key otherwise.
+    pub(crate) fn is_answered_by(&self, id: &AnswerId<'_>) -> bool {
+        match (self, id) {
+            (Self::Number(own), AnswerId::Json(Value::Number(other))) => own == other,
+            (Self::String(own), AnswerId::Json(Value::String(other))) => own == other,
+            (own, other) => IdKey::of_answer(other).is_some_and(|key| own.key() == key),
         }
     }
 
-    pub(crate) fn to_value(&self) -> Value {
+    /// This id as a key.
+    pub(crate) fn key(&self) -> IdKey<'_> {
+        match self {
+            Self::Number(n) => IdKey::number(n),
+            Self::String(s) => IdKey::String(s),
+            Self::Null => IdKey::Null,
+            Self::Other(value) => IdKey::Other(value),
+        }
+    }
+
+    /// This id as JSON.
+    pub fn to_value(&self) -> Value {
         match self {
             Self::Number(n) => Value::Number(n.clone()),
             Self::String(s) => Value::String(s.to_string()),
@@ -55,6 +74,103 @@ impl std::fmt::Debug for RequestId {
             Self::String(s) => write!(f, "{s:?}"),
             Self::Null => f.write_str("null"),
             Self::Other(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A request id as a key: two keys are equal exactly when the ids are the same
+/// JSON value of the same type (`1` is neither `"1"` nor `1.0`), whichever
+/// message type showed them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IdKey<'a> {
+    Integer(i64),
+    /// A number that is not an `i64`.
+    Number(&'a Number),
+    String(&'a str),
+    Null,
+    /// Not a valid JSON-RPC id (an object, an array, a boolean).
+    Other(&'a Value),
+}
+
+impl<'a> IdKey<'a> {
+    fn number(n: &'a Number) -> Self {
+        n.as_i64().map_or(Self::Number(n), Self::Integer)
+    }
+
+    fn json(value: &'a Value) -> Self {
+        match value {
+            Value::Number(n) => Self::number(n),
+            Value::String(s) => Self::String(s),
+            Value::Null => Self::Null,
+            other => Self::Other(other),
+        }
+    }
+
+    /// The key of an answer's id; `None` for an answer without one.
+    pub(crate) fn of_answer(id: &'a AnswerId<'a>) -> Option<Self> {
+        Some(match id {
+            AnswerId::Implicit | AnswerId::Missing => return None,
+            AnswerId::Json(value) => Self::json(value),
+            AnswerId::Integer(n) => Self::Integer(*n),
+            AnswerId::String(s) => Self::String(s),
+            AnswerId::Owned(value) => Self::json(value),
+        })
+    }
+}
+
+impl PartialEq for IdKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Integer(a), Self::Integer(b)) => a == b,
+            (Self::Number(a), Self::Number(b)) => a == b,
+            (Self::String(a), Self::String(b)) => a == b,
+            (Self::Null, Self::Null) => true,
+            (Self::Other(a), Self::Other(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+// JSON numbers are finite, so value equality is an equivalence.
+impl Eq for IdKey<'_> {}
+
+impl Hash for IdKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Self::Integer(n) => (0u8, n).hash(state),
+            Self::Number(n) => (1u8, n).hash(state),
+            Self::String(s) => (2u8, s).hash(state),
+            Self::Null => 3u8.hash(state),
+            Self::Other(value) => {
+                4u8.hash(state);
+                hash_value(value, state);
+            }
+        }
+    }
+}
+
+/// Hashes `value` consistently with its equality: an object's members in any
+/// order hash alike, as objects with the same members are equal.
+fn hash_value<H: Hasher>(value: &Value, state: &mut H) {
+    match value {
+        Value::Null => 0u8.hash(state),
+        Value::Bool(b) => (1u8, b).hash(state),
+        Value::Number(n) => (2u8, n).hash(state),
+        Value::String(s) => (3u8, s).hash(state),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(state);
+            for item in items {
+                hash_value(item, state);
+            }
+        }
+        Value::Object(members) => {
+            let unordered = members.iter().fold(0u64, |sum, (key, value)| {
+                let mut member = DefaultHasher::new();
+                key.hash(&mut member);
+                hash_value(value, &mut member);
+                sum.wrapping_add(member.finish())
+            });
+            (5u8, members.len(), unordered).hash(state);
         }
     }
 }

@@ -129,10 +129,9 @@
 mod ext;
 mod handler_service;
 mod layered;
-mod pending;
 mod request;
+mod response;
 mod task_panics;
-mod tool_result;
 
 pub use ext::ServerHandlerExt;
 pub use handler_service::{HandlerFuture, HandlerService};

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use compact_str::CompactString;
 
+use super::TaskEvent;
 use super::panics;
 use crate::config::Config;
-use crate::model::{TaskExchange, ToolResult};
+use crate::model::ToolResult;
 use crate::render::ErrorRenderer;
 
 /// How many task ids one layer remembers unless
@@ -85,39 +86,21 @@ impl TaskMemory {
         }
     }
 
-    /// Acts on what a response says about a task: remembers a created task,
-    /// rewraps a delivered result (or answers the panic of its operation), and
-    /// forgets a task once it has ended. Takes the lock only when a task is
-    /// involved. Says what was delivered when the response carries a task's result.
-    #[inline]
+    /// Acts on what a response says happened to a task: remembers a created
+    /// task, rewraps a delivered result (or answers the panic of its
+    /// operation), and forgets a task once it has ended. Says what was
+    /// delivered when the response carries a task's result.
     pub(crate) fn observe<T, R>(
         &self,
-        exchange: TaskExchange<'_, T>,
+        event: TaskEvent<'_, T>,
         config: &Config<R>,
     ) -> Option<Delivered>
     where
         T: ToolResult,
         R: ErrorRenderer,
     {
-        // Nearly every response is about no task: that case stays in the caller.
-        match exchange {
-            TaskExchange::None => None,
-            exchange => self.observe_task(exchange, config),
-        }
-    }
-
-    fn observe_task<T, R>(
-        &self,
-        exchange: TaskExchange<'_, T>,
-        config: &Config<R>,
-    ) -> Option<Delivered>
-    where
-        T: ToolResult,
-        R: ErrorRenderer,
-    {
-        match exchange {
-            TaskExchange::None => None,
-            TaskExchange::Created {
+        match event {
+            TaskEvent::Created {
                 tool,
                 task_id,
                 ttl_ms,
@@ -125,10 +108,10 @@ impl TaskMemory {
                 self.remember(task_id, tool, ttl_ms, Instant::now(), config);
                 None
             }
-            TaskExchange::Result { task_id, result } => {
+            TaskEvent::Result { task_id, result } => {
                 Some(self.deliver(task_id, result, Instant::now(), config))
             }
-            TaskExchange::Ended { task_id } => {
+            TaskEvent::Ended { task_id } => {
                 let mut remembered = self.lock();
                 let tool = remembered.remove(task_id).map(|task| task.tool);
                 drop(remembered);

@@ -8,7 +8,9 @@
 //! forgotten. A task operation that panicked leaves its caught panic in
 //! [`panics`], where the layer finds it to answer as for a direct call.
 
+mod event;
 mod memory;
 pub(crate) mod panics;
 
+pub(crate) use event::TaskEvent;
 pub(crate) use memory::{Delivered, TaskMemory};

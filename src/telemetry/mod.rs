@@ -143,6 +143,11 @@ pub(crate) fn start<Q: Request>(
     (span, duration)
 }
 
+/// Whether something records the request's outcome: its span, or the metric.
+pub(crate) fn is_recording(span: &Span, duration: &OperationDuration) -> bool {
+    !span.is_disabled() || duration.is_recording()
+}
+
 /// Records how a request the inner service answered ended: as `outcome` says,
 /// unless the answer delivered the result of a task (`delivered`). That result
 /// fails the request when it is an `isError` result, with the cause `panic` when
@@ -156,7 +161,7 @@ pub(crate) fn record_answer(
     outcome: impl FnOnce() -> Outcome,
 ) {
     // First: when nothing records the request, this is all it costs.
-    if span.is_disabled() && !duration.is_recording() {
+    if !is_recording(span, duration) {
         return;
     }
     let Some(delivered) = delivered else {
@@ -186,7 +191,7 @@ pub(crate) fn record_outcome(
     cause: Cause,
     outcome: impl FnOnce() -> Outcome,
 ) {
-    if span.is_disabled() && !duration.is_recording() {
+    if !is_recording(span, duration) {
         return;
     }
     let failure = Failure::of(cause, outcome());

@@ -17,16 +17,6 @@ impl From<&RouterId> for RequestId {
     }
 }
 
-/// Whether `id`, the id of a response, is `own`; compared without allocating.
-pub(super) fn matches(own: &RequestId, id: &RouterId) -> bool {
-    match (own, id) {
-        (RequestId::Number(a), RouterId::Number(b)) => a.as_i64() == Some(*b),
-        (RequestId::String(a), RouterId::String(b)) => a == b,
-        (_, RouterId::Number(_) | RouterId::String(_)) => false,
-        (own, other) => *own == RequestId::from(other),
-    }
-}
-
 /// `own`, which was read from a tower-mcp id, as that id again.
 pub(super) fn to_router_id(own: &RequestId) -> RouterId {
     let direct = match own {

@@ -110,6 +110,6 @@
 //! a newer tower-mcp is a deliberate change of this crate.
 
 mod id;
-mod pending;
+mod request;
 mod response;
 mod tool_result;

@@ -1,73 +1,49 @@
-//! Finding the tool result in a [`RouterResponse`], and answering in place of the
-//! router (after a panic or a timeout).
+//! A tower-mcp [`RouterResponse`] as the layer reads it, and builds it in place
+//! of the router's (after a panic or a timeout).
 
 use ::tower_mcp::tasks::DetailedTask;
-use ::tower_mcp::{CallToolResult, JsonRpcError, McpResponse, RouterResponse, TaskStatus};
+use ::tower_mcp::{
+    CallToolResult, JsonRpcError, McpResponse, RequestId as RouterId, RouterResponse, TaskStatus,
+};
 
 use super::id;
-use super::pending::TowerMcpPending;
-use crate::model::{LayerAnswer, Outcome, Pending, TaskExchange, UnansweredCall};
+use crate::model::{
+    self, Answer, AnswerBody, AnswerId, CallResult, LayerAnswer, LayerAnswers, Response,
+};
 
 /// `E` is the inner service's error, whatever it is: tower-mcp carries JSON-RPC
 /// errors inside the [`RouterResponse`], so even the answer to a panic is `Ok`.
-impl<E> Pending<RouterResponse, E> for TowerMcpPending {
-    type Result = CallToolResult;
-    /// The whole answer to a `tasks/get`: tower-mcp carries a task's result in
-    /// one of two types, as the protocol version of the request decides (see
-    /// the `ToolResult` implementation of `McpResponse`).
-    type TaskResult = McpResponse;
+impl<E> Response<E> for RouterResponse {
+    type Body = McpResponse;
 
-    /// Visits the typed `CallToolResult` of a `tools/call` answered with the
-    /// request's own id. A JSON-RPC error, any other `McpResponse` variant
-    /// (including `Raw`, which tower-mcp's router never uses for a tool call)
-    /// and a response with another id are left as they are.
-    ///
-    /// For tasks: a `tools/call` answered with a task handle (`CreateTask`
-    /// before 2026-07-28, `FinalCreateTask` from it), or a `tasks/get` answered
-    /// with a task that has ended: `completed` delivers its result, `failed` and
-    /// `cancelled` (or a JSON-RPC error: the task is unknown, or has expired)
-    /// end it without one. Only answers with the request's own id count.
-    fn visit_answers<'a>(
-        &'a self,
-        response: &'a mut RouterResponse,
-        mut rewrap: impl FnMut(&str, &mut CallToolResult),
-    ) -> TaskExchange<'a, McpResponse> {
-        if !id::matches(&self.id, &response.id) {
-            return TaskExchange::None;
-        }
-        match (&self.tool, &self.task_id, &mut response.inner) {
-            (Some(tool), _, Ok(McpResponse::CallTool(result))) => {
-                rewrap(tool, result);
-                TaskExchange::None
-            }
-            (Some(tool), _, Ok(McpResponse::CreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.task_id,
-                ttl_ms: created.task.ttl,
-            },
-            (Some(tool), _, Ok(McpResponse::FinalCreateTask(created))) => TaskExchange::Created {
-                tool,
-                task_id: &created.task.metadata.task_id,
-                ttl_ms: created.task.metadata.ttl_ms,
-            },
-            (_, Some(task_id), Err(_)) => TaskExchange::Ended { task_id },
-            (_, Some(task_id), Ok(answer)) => match delivered_status(answer) {
-                Some(TaskStatus::Completed) => TaskExchange::Result {
-                    task_id,
-                    result: answer,
+    fn visit_answers(
+        response: &mut Result<RouterResponse, E>,
+        mut visit: impl FnMut(AnswerId<'_>, Answer<'_, McpResponse>),
+    ) {
+        let Ok(response) = response else {
+            return visit(AnswerId::Implicit, Answer::ServiceError);
+        };
+        let id = match &response.id {
+            RouterId::Number(n) => AnswerId::Integer(*n),
+            RouterId::String(s) => AnswerId::String(s),
+            other => AnswerId::Owned(serde_json::to_value(other).unwrap_or_default()),
+        };
+        match &mut response.inner {
+            Ok(answer) => visit(id, Answer::Result(answer)),
+            Err(error) => visit(
+                id,
+                Answer::Error {
+                    code: Some(error.code.into()),
                 },
-                Some(TaskStatus::Failed | TaskStatus::Cancelled) => TaskExchange::Ended { task_id },
-                _ => TaskExchange::None,
-            },
-            _ => TaskExchange::None,
+            ),
         }
     }
 
-    fn layer_response(
-        &self,
-        mut answer: impl FnMut(UnansweredCall<'_>) -> LayerAnswer,
-    ) -> Result<RouterResponse, E> {
-        let inner = match answer(UnansweredCall::new(self.tool.as_deref(), Some(&self.id))) {
+    fn layer_response(answers: LayerAnswers<'_>) -> Result<RouterResponse, E> {
+        let (id, answer) = answers
+            .into_first()
+            .expect("a RouterRequest always expects an answer");
+        let inner = match answer {
             LayerAnswer::ToolError { text } => {
                 Ok(McpResponse::CallTool(CallToolResult::error(text)))
             }
@@ -78,31 +54,47 @@ impl<E> Pending<RouterResponse, E> for TowerMcpPending {
                 data: None,
             }),
         };
+        let id = id.expect("a RouterRequest has an id");
         Ok(RouterResponse {
-            id: id::to_router_id(&self.id),
+            id: id::to_router_id(id),
             inner,
         })
     }
+}
 
-    fn outcome(&self, result: &Result<RouterResponse, E>) -> Outcome {
-        match result.as_ref().map(|response| &response.inner) {
-            Ok(Ok(McpResponse::CallTool(result))) if result.is_error => Outcome::ToolError,
-            Ok(Ok(_)) => Outcome::Success,
-            Ok(Err(error)) => Outcome::ErrorResponse {
-                code: error.code.into(),
+/// A task's result is read in the whole `tasks/get` answer: tower-mcp carries
+/// it in one of two types, as the protocol version of the request decides (see
+/// the `ToolResult` implementation of `McpResponse`).
+impl AnswerBody for McpResponse {
+    type Tool = CallToolResult;
+    type Task = McpResponse;
+
+    /// The typed `CallToolResult`, or a task handle (`CreateTask` before
+    /// 2026-07-28, `FinalCreateTask` from it). Any other variant (including
+    /// `Raw`, which tower-mcp's router never uses for a tool call) is left alone.
+    fn as_call_result(&mut self) -> CallResult<'_, CallToolResult> {
+        match self {
+            McpResponse::CallTool(result) => CallResult::Tool {
+                is_error: result.is_error,
+                result,
             },
-            Err(_) => Outcome::ServiceError,
+            McpResponse::CreateTask(created) => CallResult::Task {
+                task_id: &created.task.task_id,
+                ttl_ms: created.task.ttl,
+            },
+            McpResponse::FinalCreateTask(created) => CallResult::Task {
+                task_id: &created.task.metadata.task_id,
+                ttl_ms: created.task.metadata.ttl_ms,
+            },
+            _ => CallResult::Other,
         }
     }
 
-    fn called_tools(&self) -> impl Iterator<Item = &str> {
-        self.tool.as_deref().into_iter()
-    }
-
-    /// Cancels the request's own token, if it had one.
-    fn cancel(&self) {
-        if let Some(cancellation) = &self.cancellation {
-            cancellation.cancel();
+    fn as_task_status(&mut self) -> model::TaskStatus<'_, McpResponse> {
+        match delivered_status(self) {
+            Some(TaskStatus::Completed) => model::TaskStatus::Completed(Some(self)),
+            Some(TaskStatus::Failed | TaskStatus::Cancelled) => model::TaskStatus::Ended,
+            _ => model::TaskStatus::Running,
         }
     }
 }

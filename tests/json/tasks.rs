@@ -335,3 +335,44 @@ async fn layers_made_separately_remember_separately() {
     assert_eq!(got, send(&mut bare, get_task(2, "t-own")).await);
     assert_eq!(one.remembered_tasks(), 1);
 }
+
+/// `task_server` answering a batch element by element, in reverse order.
+fn batch_task_server()
+-> impl Service<Value, Response = Value, Error = Infallible, Future = Ready<Result<Value, Infallible>>>
++ Clone {
+    service_fn(|request: Value| {
+        let Value::Array(batch) = request else {
+            panic!("this server takes batches only");
+        };
+        let answers = batch.into_iter().rev().map(|element| {
+            let answered = task_server().call(element);
+            answered.into_inner().unwrap()
+        });
+        ready(Ok(Value::Array(answers.collect())))
+    })
+}
+
+#[tokio::test]
+async fn tasks_are_followed_in_batches_each_result_rewrapped_with_its_own_tool() {
+    let mut service = ToolErrors::new(batch_task_server());
+    let calls = json!([
+        call_as_task(1, "export", "t-1"),
+        call_as_task(2, "import", "t-2")
+    ]);
+    let handles = send(&mut service, calls.clone()).await;
+    assert_eq!(handles, send(&mut batch_task_server(), calls).await);
+    assert_eq!(service.remembered_tasks(), 2);
+
+    let gets = json!([get_task(3, "t-1"), get_task(4, "t-2")]);
+    let answers = send(&mut service, gets).await;
+    let text_of = |id: u64| {
+        let answer = answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|answer| answer["id"] == id);
+        answer.unwrap()["result"]["result"]["content"][0]["text"].clone()
+    };
+    assert_eq!(text_of(3), render_error("export", "disk full"));
+    assert_eq!(text_of(4), render_error("import", "disk full"));
+}

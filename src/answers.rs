@@ -1,0 +1,128 @@
+//! Reading the inner service's response, once, for every message type: each
+//! answer matched to its call ([`CallIndex`]), tool errors rewrapped, tasks
+//! followed ([`TaskMemory`]), and the outcome the request span records.
+
+use crate::config::Config;
+use crate::matching::CallIndex;
+use crate::model::{
+    Answer, AnswerBody, AnswerId, Call, CallKind, CallResult, Calls, Outcome, Response, TaskStatus,
+};
+use crate::render::ErrorRenderer;
+use crate::tasks::{Delivered, TaskEvent, TaskMemory};
+
+/// What the core read in a response.
+#[derive(Debug)]
+pub(crate) struct ReadResponse {
+    /// How the request ended: the first failure of a batch.
+    pub(crate) outcome: Outcome,
+    /// The result of a task the response delivered, if it did.
+    pub(crate) delivered: Option<Delivered>,
+}
+
+/// Reads `response`, the inner service's answer to `calls`, rewriting it where
+/// the layer rewrites. `with_outcome`: whether something records the outcome;
+/// without it, a response to calls the layer does not follow is not read.
+pub(crate) fn read<Resp, E, R>(
+    calls: &Calls,
+    response: &mut Result<Resp, E>,
+    config: &Config<R>,
+    tasks: &TaskMemory,
+    with_outcome: bool,
+) -> ReadResponse
+where
+    Resp: Response<E>,
+    R: ErrorRenderer,
+{
+    let mut read = ReadResponse {
+        outcome: Outcome::Success,
+        delivered: None,
+    };
+    let followed = calls.as_slice().iter().any(Call::is_followed);
+    if !followed && !with_outcome {
+        return read;
+    }
+    // A response of the other shape (an array for one request, say) answers
+    // none of the calls: it is read for its errors only.
+    let same_shape = Resp::is_batch(response) == calls.is_batch();
+    let index = (followed && same_shape).then(|| CallIndex::new(calls));
+    let find = |id: &AnswerId<'_>| index.as_ref().and_then(|index| index.answered_by(id));
+    Resp::visit_answers(response, |id, answer| {
+        let failure = match answer {
+            Answer::ServiceError => Outcome::ServiceError,
+            Answer::Error { code } => {
+                if let Some(task_id) = find(&id).and_then(task_asked) {
+                    let ended: TaskEvent<'_, <Resp::Body as AnswerBody>::Task> =
+                        TaskEvent::Ended { task_id };
+                    tasks.observe(ended, config);
+                }
+                code.map_or(Outcome::ServiceError, |code| Outcome::ErrorResponse {
+                    code,
+                })
+            }
+            Answer::Result(body) => match find(&id) {
+                Some(call) => read_result(call, body, config, tasks, &mut read.delivered),
+                None => Outcome::Success,
+            },
+        };
+        read.outcome = read.outcome.or_else(|| failure);
+    });
+    read
+}
+
+/// Reads `body`, the result answering `call`, and says how the call ended.
+fn read_result<B, R>(
+    call: &Call,
+    body: &mut B,
+    config: &Config<R>,
+    tasks: &TaskMemory,
+    delivered: &mut Option<Delivered>,
+) -> Outcome
+where
+    B: AnswerBody,
+    R: ErrorRenderer,
+{
+    let event: TaskEvent<'_, B::Task> = match call.kind() {
+        CallKind::Tool(tool) => match body.as_call_result() {
+            CallResult::Tool { result, is_error } => {
+                if !is_error {
+                    return Outcome::Success;
+                }
+                config.rewrap(result, tool);
+                return Outcome::ToolError;
+            }
+            CallResult::Task { task_id, ttl_ms } => TaskEvent::Created {
+                tool,
+                task_id,
+                ttl_ms,
+            },
+            CallResult::Other => return Outcome::Success,
+        },
+        CallKind::TaskStatus(task_id) => match body.as_task_status() {
+            TaskStatus::Completed(Some(result)) => TaskEvent::Result { task_id, result },
+            TaskStatus::Ended => TaskEvent::Ended { task_id },
+            TaskStatus::Completed(None) | TaskStatus::Running => return Outcome::Success,
+        },
+        CallKind::TaskResult(task_id) => match body.as_task_result() {
+            Some(result) => TaskEvent::Result { task_id, result },
+            None => return Outcome::Success,
+        },
+        CallKind::Other => return Outcome::Success,
+    };
+    let this_delivery = tasks.observe(event, config);
+    let outcome = match &this_delivery {
+        Some(task) if task.failed => Outcome::ToolError,
+        _ => Outcome::Success,
+    };
+    if delivered.is_none() {
+        *delivered = this_delivery;
+    }
+    outcome
+}
+
+/// The task a `tasks/get` or `tasks/result` asks about.
+fn task_asked(call: &Call) -> Option<&str> {
+    match call.kind() {
+        CallKind::TaskStatus(task_id) | CallKind::TaskResult(task_id) => Some(task_id),
+        _ => None,
+    }
+}
