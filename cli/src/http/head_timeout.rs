@@ -2,63 +2,51 @@
 //! endpoint, so that an upstream that accepts a request and never answers it
 //! does not hold the client forever.
 //!
-//! A `tools/call` of a tool with a timeout (`--tool-timeout`, or its own
-//! `--tool-timeout-for`) is bounded by the layer, which answers it with its own
-//! sentence: no other bound applies. Every other request waits for the head at
-//! most `--tool-timeout` when it is set (the bound a user gave to any call), and
-//! [`DEFAULT`] otherwise. The timeout ends with the answer of
+//! A `tools/call` is the layer's to bound: with a timeout (`--tool-timeout`, or
+//! its own `--tool-timeout-for`) the layer answers it with its own sentence, and
+//! without one it runs as long as the tool does, as in the stdio mode (a tool
+//! answered in a JSON body sends its head only with its answer, and no default
+//! may cut a long tool the user did not bound). Every other request waits for
+//! the head at most `--tool-timeout` when it is set (the bound a user gave to
+//! any call), and [`DEFAULT`] otherwise. The timeout ends with the answer of
 //! [`Failure::NoAnswerWithin`](crate::http::failure::Failure::NoAnswerWithin),
 //! and the server is sent `notifications/cancelled`. Once an event stream's head
 //! has come, the stream is the server's to keep open (progress can last).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::options::Options;
 
-/// The bound when `--tool-timeout` is not set: long enough for a slow tool
-/// answered in a JSON body (whose head comes with its answer), short enough
-/// that a lost request is answered within a model's patience.
+/// The bound on a request other than `tools/call` when `--tool-timeout` is not
+/// set: long enough for a slow listing or resource read, short enough that a
+/// lost request is answered within a model's patience.
 pub(crate) const DEFAULT: Duration = Duration::from_secs(5 * 60);
 
 /// The response-head timeouts, from the command line.
 #[derive(Debug, Clone)]
 pub(crate) struct HeadTimeout {
-    /// `--tool-timeout`: every `tools/call` is the layer's to bound.
+    /// `--tool-timeout`, which bounds the other requests too.
     tool_timeout: Option<Duration>,
-    /// The tools of `--tool-timeout-for`.
-    tools_with_timeouts: HashSet<String>,
 }
 
 impl HeadTimeout {
     pub(crate) fn new(options: &Options) -> Self {
         Self {
             tool_timeout: options.tool_timeout,
-            tools_with_timeouts: options
-                .tool_timeout_for
-                .iter()
-                .map(|(tool, _)| tool.clone())
-                .collect(),
         }
     }
 
-    /// The bound for `message` (a request or a batch); `None` when the layer
-    /// bounds every request in it.
+    /// The bound for `message` (a request or a batch); `None` when every
+    /// request in it is a `tools/call`, the layer's to bound.
     pub(crate) fn for_message(&self, message: &Value) -> Option<Duration> {
-        let bounded_by_layer = |request: &Value| {
-            request["method"] == "tools/call"
-                && (self.tool_timeout.is_some()
-                    || request["params"]["name"]
-                        .as_str()
-                        .is_some_and(|tool| self.tools_with_timeouts.contains(tool)))
-        };
+        let is_tool_call = |request: &Value| request["method"] == "tools/call";
         let requests: Vec<&Value> = match message {
             Value::Array(batch) => batch.iter().filter(|m| m.get("id").is_some()).collect(),
             single => vec![single],
         };
-        if requests.iter().all(|request| bounded_by_layer(request)) {
+        if requests.iter().all(|request| is_tool_call(request)) {
             None
         } else {
             Some(self.tool_timeout.unwrap_or(DEFAULT))
@@ -91,9 +79,9 @@ mod tests {
     const PING: &str = r#"{"jsonrpc": "2.0", "id": 2, "method": "ping"}"#;
 
     #[test]
-    fn without_tool_timeouts_every_request_gets_the_default() {
+    fn without_tool_timeouts_calls_run_as_long_as_their_tools_and_the_rest_get_the_default() {
         let timeouts = head_timeout(&[]);
-        assert_eq!(timeouts.for_message(&call("build")), Some(DEFAULT));
+        assert_eq!(timeouts.for_message(&call("build")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
         assert_eq!(timeouts.for_message(&ping), Some(DEFAULT));
     }
@@ -109,9 +97,11 @@ mod tests {
     }
 
     #[test]
-    fn a_tools_own_timeout_leaves_its_calls_to_the_layer_only() {
+    fn a_tools_own_timeout_leaves_every_call_to_the_layer() {
         let timeouts = head_timeout(&["--tool-timeout-for", "build=2m"]);
         assert_eq!(timeouts.for_message(&call("build")), None);
-        assert_eq!(timeouts.for_message(&call("search")), Some(DEFAULT));
+        assert_eq!(timeouts.for_message(&call("search")), None);
+        let ping: Value = serde_json::from_str(PING).unwrap();
+        assert_eq!(timeouts.for_message(&ping), Some(DEFAULT));
     }
 }
