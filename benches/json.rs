@@ -181,7 +181,25 @@ fn routine(name: &str) -> Option<support::Routine<'static>> {
                 drop(black_box(round_trip(&mut sanitizing, black_box(request))))
             }))
         }
-        _ => None,
+        // Each option alone, for its cost on the success path.
+        option => {
+            let layer = ToolErrorLayer::new();
+            let layer = match option {
+                #[cfg(feature = "redact")]
+                "layered_redact" => layer.redact_secrets(true),
+                "layered_scrubber" => {
+                    layer.redact_with(|text: &str| std::borrow::Cow::Borrowed(text))
+                }
+                "layered_cap" => layer.max_error_bytes(64 * 1024),
+                "layered_expose" => layer.expose_panic_messages(true),
+                "layered_max_tasks" => layer.max_remembered_tasks(16),
+                _ => return None,
+            };
+            let mut service = layer.layer(Server);
+            Some(Box::new(move || {
+                drop(black_box(round_trip(&mut service, black_box(request))))
+            }))
+        }
     }
 }
 
