@@ -221,7 +221,7 @@ fn json_response(
             let bytes = if answer == original {
                 bytes
             } else {
-                Bytes::from(serde_json::to_vec(&answer).expect("a JSON value serializes"))
+                Bytes::from(rewritten(&bytes, &original, &answer))
             };
             Response::from_parts(parts, whole(bytes))
         }
@@ -241,6 +241,15 @@ fn json_response(
                 .expect("a status and a content type make a response")
         }
     }
+}
+
+/// `answer`, the layer's rewrite of `original`, as bytes: the upstream's
+/// `bytes` (which hold `original`) with only what the layer changed written
+/// anew, so that key order, spacing, number spellings and escapes stay the
+/// upstream's whatever serde_json's map (as on stdio: `crate::splice`).
+fn rewritten(bytes: &[u8], original: &Value, answer: &Value) -> Vec<u8> {
+    crate::splice::splice(bytes, original, answer)
+        .unwrap_or_else(|| serde_json::to_vec(answer).expect("a JSON value serializes"))
 }
 
 /// Ends a started event stream: the event with the answer (the upstream's, with
@@ -263,8 +272,8 @@ async fn finish_stream(
             let event = if answer == original {
                 event
             } else {
-                let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
-                sse::with_data(&event, &data)
+                let data = sse::data(&event).unwrap_or_default();
+                sse::with_data(&event, &rewritten(&data, &original, &answer))
             };
             (event, Some(rest))
         }

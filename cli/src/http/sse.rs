@@ -107,8 +107,10 @@ pub(crate) fn data(event: &[u8]) -> Option<Vec<u8>> {
     data
 }
 
-/// The event with its data replaced by `message` (one line: JSON holds no raw
-/// newline), where its first `data` line was; every other line kept as it is.
+/// The event with its data replaced by `message`, where its first `data` line
+/// was; every other line kept as it is. A newline in `message` (whitespace
+/// between JSON tokens, kept from data the upstream wrote on several lines)
+/// starts a new `data` line, so that the event's data is `message` exactly.
 pub(crate) fn with_data(event: &[u8], message: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(event.len() + message.len());
     let mut data_written = false;
@@ -117,9 +119,12 @@ pub(crate) fn with_data(event: &[u8], message: &[u8]) -> Vec<u8> {
             out.extend_from_slice(line);
             out.extend_from_slice(ending);
         } else if !data_written {
-            out.extend_from_slice(b"data: ");
-            out.extend_from_slice(message);
-            out.extend_from_slice(if ending.is_empty() { b"\n" } else { ending });
+            let ending = if ending.is_empty() { b"\n" } else { ending };
+            for piece in message.split(|byte| *byte == b'\n') {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(piece);
+                out.extend_from_slice(ending);
+            }
             data_written = true;
         }
     }
@@ -197,5 +202,14 @@ mod tests {
             with_data(event, b"{\"b\":2}"),
             b"event: message\r\nid: 42\r\ndata: {\"b\":2}\r\nretry: 3000\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn data_with_a_newline_is_written_on_as_many_data_lines() {
+        let event = b"id: 3\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n";
+        let message = b"{\"a\":\n\"x\"}";
+        let rewritten = with_data(event, message);
+        assert_eq!(rewritten, b"id: 3\r\ndata: {\"a\":\r\ndata: \"x\"}\r\n\r\n");
+        assert_eq!(data(&rewritten).unwrap(), message);
     }
 }

@@ -222,3 +222,43 @@ async fn an_answer_event_the_layer_leaves_alone_keeps_its_bytes() {
 
     assert_eq!(body(response).await, answer_event.as_bytes());
 }
+
+/// An answer spelled as no serializer would write it: keys out of order,
+/// spaces, a number written `1.50`, an escaped slash.
+const ODDLY_SPELLED_ERROR: &str = r#"{ "result" : {"isError":true, "content":[{"text":"exit status 2","type":"text"}], "_meta":{"n":1.50, "url":"a\/b"}}, "id":5 , "jsonrpc":"2.0" }"#;
+
+/// `ODDLY_SPELLED_ERROR` as the layer must leave it: the text rewrapped, every
+/// other byte as the upstream wrote it.
+fn oddly_spelled_rewrapped() -> String {
+    let text = serde_json::to_string(&render_error("build", "exit status 2")).unwrap();
+    ODDLY_SPELLED_ERROR.replace(r#""exit status 2""#, &text)
+}
+
+#[tokio::test]
+async fn a_rewritten_json_answer_keeps_every_byte_of_the_upstreams_but_the_text() {
+    let upstream = Upstream::start(|_| Reply::json(ODDLY_SPELLED_ERROR)).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(5, "build"), &[]).await;
+
+    assert_eq!(
+        String::from_utf8(body(response).await.to_vec()).unwrap(),
+        oddly_spelled_rewrapped()
+    );
+}
+
+#[tokio::test]
+async fn a_rewritten_answer_event_keeps_every_byte_of_the_upstreams_but_the_text() {
+    let upstream =
+        Upstream::start(|_| Reply::events(&[&format!("id: 1\ndata: {ODDLY_SPELLED_ERROR}\n\n")]))
+            .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy.post(&tool_call(5, "build"), &[]).await;
+    let mut events = Events::new(response);
+
+    assert_eq!(
+        events.next().await.unwrap(),
+        format!("id: 1\ndata: {}\n\n", oddly_spelled_rewrapped())
+    );
+}
