@@ -653,7 +653,7 @@ fn answer_in(event: &[u8], ids: &[Value]) -> Option<Value> {
 }
 
 /// The media type of a response, lower case, without parameters.
-fn media_type(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
     let media_type = content_type.split(';').next()?.trim();
     Some(media_type.to_ascii_lowercase())

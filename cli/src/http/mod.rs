@@ -24,6 +24,7 @@ mod failure;
 mod head_timeout;
 mod headers;
 mod proxy;
+mod replayed;
 mod sse;
 mod task_ids;
 mod upstream;

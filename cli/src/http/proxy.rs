@@ -19,6 +19,7 @@ use crate::http::drain::Drain;
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
 use crate::http::head_timeout::HeadTimeout;
+use crate::http::replayed::{self, SeenCalls};
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::http::{headers, task_ids};
 use crate::invalid_params::InvalidParamsAsToolErrors;
@@ -34,6 +35,7 @@ pub(crate) struct Proxy {
     layer: ToolErrorLayer,
     invalid_params: InvalidParamsAsToolErrors<()>,
     head_timeout: HeadTimeout,
+    seen_calls: SeenCalls,
     drain: Drain,
 }
 
@@ -54,6 +56,7 @@ impl Proxy {
                 options.invalid_params_as_tool_errors,
             ),
             head_timeout: HeadTimeout::new(options),
+            seen_calls: SeenCalls::default(),
             drain,
         }
     }
@@ -86,6 +89,12 @@ impl Proxy {
         &self.head_timeout
     }
 
+    /// The `tools/call`s relayed in each session, for their answers on `GET`
+    /// streams.
+    pub(crate) fn seen_calls(&self) -> &SeenCalls {
+        &self.seen_calls
+    }
+
     /// The upstream's MCP endpoint.
     pub(crate) fn endpoint(&self) -> Uri {
         self.upstream.endpoint_uri()
@@ -98,10 +107,21 @@ impl Proxy {
         client_address: SocketAddr,
     ) -> Result<Response<ProxyBody>, Infallible> {
         let (mut parts, body) = request.into_parts();
-        let is_mcp = parts.method == Method::POST && self.upstream.is_endpoint(parts.uri.path());
+        let at_endpoint = self.upstream.is_endpoint(parts.uri.path());
+        let is_mcp = parts.method == Method::POST && at_endpoint;
         parts.uri = self.upstream.uri_for(parts.uri.path_and_query());
         parts.version = Version::HTTP_11;
         headers::for_upstream(&mut parts.headers, client_address, &self.upstream.host());
+        if parts.method == Method::GET && at_endpoint {
+            // The session's stream, or a resumed one: answers to calls this
+            // process relayed are rewritten there too.
+            let headers = parts.headers.clone();
+            let request = Request::from_parts(parts, streamed(body));
+            return Ok(match self.client.request(request).await {
+                Ok(response) => replayed::response(self.clone(), &headers, response),
+                Err(error) => self.unreachable(&error),
+            });
+        }
         if !is_mcp {
             return Ok(self
                 .forward(Request::from_parts(parts, streamed(body)))
@@ -137,6 +157,7 @@ impl Proxy {
             // they are.
             return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);
         }
+        self.seen_calls.remember(&parts.headers, &message);
         // The answer is read: it must come as the server wrote it.
         parts.headers.remove(header::ACCEPT_ENCODING);
         Ok(exchange(
@@ -153,15 +174,18 @@ impl Proxy {
     async fn forward(&self, request: Request<ProxyBody>) -> Response<ProxyBody> {
         match self.client.request(request).await {
             Ok(response) => passed_through(response),
-            Err(error) => {
-                crate::log(&format!(
-                    "cannot forward to {}: {}",
-                    self.upstream.endpoint_uri(),
-                    describe(&error)
-                ));
-                status_only(StatusCode::BAD_GATEWAY)
-            }
+            Err(error) => self.unreachable(&error),
         }
+    }
+
+    /// A `502`, as a reverse proxy answers a request it could not forward.
+    fn unreachable(&self, error: &(dyn std::error::Error + 'static)) -> Response<ProxyBody> {
+        crate::log(&format!(
+            "cannot forward to {}: {}",
+            self.upstream.endpoint_uri(),
+            describe(error)
+        ));
+        status_only(StatusCode::BAD_GATEWAY)
     }
 }
 

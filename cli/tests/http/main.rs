@@ -2,7 +2,7 @@
 //! the real binary between a plain HTTP client and a scripted upstream, all on
 //! 127.0.0.1 with ephemeral ports: what passes through (`forwarding`), what is
 //! rewritten (`rewriting`), and the answers when the upstream gives none
-//! (`failures`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
+//! (`failures`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
 //! (`invalid_params`), task ids that any replica reads
 //! (`replicas`), SIGTERM's drain (`drain`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
@@ -18,5 +18,6 @@ mod invalid_params;
 mod options;
 mod python;
 mod replicas;
+mod resumed;
 mod rewriting;
 mod support;

@@ -1,0 +1,97 @@
+//! Answers outside the exchange of their request: replayed on a resumed stream
+//! (a `GET` with `Last-Event-ID` after the client lost the `POST`'s stream), or
+//! sent on the session's `GET` stream. Rewritten when this process relayed the
+//! call in that session; passed as they are otherwise.
+
+use http_body_util::Full;
+use hyper::Request;
+use hyper::body::Bytes;
+use mcp_tool_errors::render_error;
+use tokio::sync::mpsc;
+
+use crate::support::{Events, Proxy, Reply, Upstream, error_result, event_data, tool_call};
+
+/// `GET /mcp` in `session`, resuming after `last_event_id`.
+fn resume(session: &str, last_event_id: &str) -> Request<Full<Bytes>> {
+    Request::get("/mcp")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("last-event-id", last_event_id)
+        .body(Full::new(Bytes::new()))
+        .unwrap()
+}
+
+/// An upstream whose `POST` stream sends one progress event and then stays
+/// open without an answer, and whose `GET` stream replays `replayed`.
+async fn resumable_upstream(
+    replayed: String,
+) -> (Upstream, mpsc::UnboundedSender<Result<Vec<u8>, ()>>) {
+    let (open, post_stream) = mpsc::unbounded_channel();
+    open.send(Ok(b"id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n".to_vec()))
+        .unwrap();
+    let post_stream = std::sync::Mutex::new(Some(post_stream));
+    let upstream = Upstream::start(move |received| match received.method.as_str() {
+        "POST" => Reply::Events(post_stream.lock().unwrap().take().expect("one POST")),
+        _ => Reply::events(&[&replayed]),
+    })
+    .await;
+    (upstream, open)
+}
+
+#[tokio::test]
+async fn an_answer_replayed_on_a_resumed_stream_is_rewritten_when_this_process_relayed_the_call() {
+    let replayed = format!("id: e2\ndata: {}\n\n", error_result(7, "exit status 2"));
+    let (upstream, _open) = resumable_upstream(replayed).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy
+        .post(&tool_call(7, "build"), &[("mcp-session-id", "s-1")])
+        .await;
+    let mut events = Events::new(response);
+    assert!(events.next().await.unwrap().starts_with("id: e1\n"));
+    // The client loses the stream before the answer, and resumes.
+    drop(events);
+    let mut resumed = Events::new(proxy.send(resume("s-1", "e1")).await);
+
+    let event = resumed.next().await.unwrap();
+    assert!(event.starts_with("id: e2\n"), "{event}");
+    assert_eq!(
+        event_data(&event)["result"]["content"][0]["text"],
+        render_error("build", "exit status 2")
+    );
+    let get = &upstream.received()[1];
+    assert_eq!(
+        (get.method.as_str(), get.header("last-event-id")),
+        ("GET", Some("e1"))
+    );
+}
+
+#[tokio::test]
+async fn an_answer_to_a_call_of_another_session_or_never_relayed_passes_as_it_is() {
+    let replayed = format!(
+        "id: e2\ndata: {}\n\nid: e3\ndata: {}\n\n",
+        error_result(7, "exit status 2"),
+        error_result(8, "not relayed")
+    );
+    let (upstream, _open) = resumable_upstream(replayed.clone()).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let response = proxy
+        .post(&tool_call(7, "build"), &[("mcp-session-id", "s-1")])
+        .await;
+    let mut events = Events::new(response);
+    events.next().await.unwrap();
+
+    let mut other_session = Events::new(proxy.send(resume("s-2", "e1")).await);
+    let mut relayed = String::new();
+    while let Some(event) = other_session.next().await {
+        relayed.push_str(&event);
+    }
+    assert_eq!(relayed, replayed);
+
+    let mut same_session = Events::new(proxy.send(resume("s-1", "e1")).await);
+    same_session.next().await.unwrap();
+    assert_eq!(
+        same_session.next().await.unwrap(),
+        format!("id: e3\ndata: {}\n\n", error_result(8, "not relayed"))
+    );
+}
