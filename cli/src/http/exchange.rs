@@ -79,7 +79,7 @@ pub(crate) async fn exchange(
     for (tool, task_id) in opened {
         remember_task(&proxy.layer(), tool, task_id).await;
     }
-    let to_client = Arc::new(ToClient::new(&message, opened));
+    let to_client = Arc::new(ToClient::new(&message, opened, proxy.known_tasks()));
     let cancel = Cancel {
         proxy: proxy.clone(),
         headers: CANCEL_HEADERS
@@ -335,18 +335,21 @@ async fn finish_stream(
     }
 }
 
-/// `event` with the server's task ids in its data translated to the client's.
-fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
+/// `event` with the server's task ids in its data translated to the client's
+/// (the upstream's bytes kept but for the ids).
+pub(crate) fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
     if !to_client.is_needed() {
         return event;
     }
-    let Some(mut message) = sse::data(&event).and_then(|data| serde_json::from_slice(&data).ok())
-    else {
+    let Some(data) = sse::data(&event) else {
         return event;
     };
+    let Ok(original) = serde_json::from_slice::<Value>(&data) else {
+        return event;
+    };
+    let mut message = original.clone();
     if to_client.translate(&mut message) {
-        let data = serde_json::to_vec(&message).expect("a JSON value serializes");
-        sse::with_data(&event, &data)
+        sse::with_data(&event, &rewritten(&data, &original, &message))
     } else {
         event
     }
@@ -363,9 +366,10 @@ async fn remember_task(layer: &ToolErrorLayer, tool: &str, task_id: &str) {
     let _ = service.call(call).await;
 }
 
-/// A service that answers every request with the same message.
+/// A service that answers every request with the same message: the inner
+/// service of the layer for an answer the proxy already holds.
 #[derive(Debug)]
-struct Answers(Value);
+pub(crate) struct Answers(pub(crate) Value);
 
 impl Service<Value> for Answers {
     type Response = Value;

@@ -20,6 +20,7 @@ use crate::http::exchange::exchange;
 use crate::http::failure::describe;
 use crate::http::head_timeout::HeadTimeout;
 use crate::http::replayed::{self, SeenCalls};
+use crate::http::task_ids::KnownTasks;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::http::{headers, task_ids};
 use crate::invalid_params::InvalidParamsAsToolErrors;
@@ -36,6 +37,7 @@ pub(crate) struct Proxy {
     invalid_params: InvalidParamsAsToolErrors<()>,
     head_timeout: HeadTimeout,
     seen_calls: SeenCalls,
+    known_tasks: Arc<KnownTasks>,
     drain: Drain,
 }
 
@@ -57,6 +59,7 @@ impl Proxy {
             ),
             head_timeout: HeadTimeout::new(options),
             seen_calls: SeenCalls::default(),
+            known_tasks: Arc::default(),
             drain,
         }
     }
@@ -93,6 +96,11 @@ impl Proxy {
     /// streams.
     pub(crate) fn seen_calls(&self) -> &SeenCalls {
         &self.seen_calls
+    }
+
+    /// The server task ids this process knows the tools of.
+    pub(crate) fn known_tasks(&self) -> Arc<KnownTasks> {
+        self.known_tasks.clone()
     }
 
     /// The upstream's MCP endpoint.

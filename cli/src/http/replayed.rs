@@ -7,14 +7,15 @@
 //! resumed), at most [`MAX_SEEN_CALLS`] of them, the oldest forgotten first. An
 //! event on a `GET` stream at the MCP endpoint whose data answers one of them
 //! is rewritten as the layer rewrites it in an exchange (through the layer, the
-//! upstream's bytes kept but for the text it changes); every other event, and
+//! upstream's bytes kept but for the text it changes); the server's task ids
+//! of tasks this process knows become the client's
+//! ([`KnownTasks`](crate::http::task_ids::KnownTasks)); every other event, and
 //! an answer to a call this process did not relay, passes as it is. Events are
 //! relayed as they arrive; an event longer than
 //! [`MAX_MESSAGE_BYTES`](crate::http::body::MAX_MESSAGE_BYTES) ends the reading,
 //! and the rest of the stream passes through unread.
 
 use std::collections::{HashMap, VecDeque};
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::BodyExt;
@@ -27,8 +28,9 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
-use crate::http::exchange::media_type;
+use crate::http::exchange::{Answers, media_type, translated};
 use crate::http::proxy::{Proxy, passed_through};
+use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::message::{IdKey, id_key};
 
@@ -143,6 +145,7 @@ async fn relay(
     events: mpsc::Sender<Bytes>,
 ) {
     let mut splitter = sse::EventSplitter::default();
+    let to_client = ToClient::outside_exchanges(proxy.known_tasks());
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return;
@@ -152,7 +155,7 @@ async fn relay(
         };
         splitter.push(&chunk);
         while let Some(event) = splitter.next_event() {
-            let event = rewritten(&proxy, &session, event).await;
+            let event = translated(rewritten(&proxy, &session, event).await, &to_client);
             if events.send(Bytes::from(event)).await.is_err() {
                 return;
             }
@@ -199,7 +202,7 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     // The exchange the layer would have seen: the call, and this answer.
     let call = json!({"jsonrpc": "2.0", "id": answer["id"], "method": "tools/call",
                       "params": {"name": tool}});
-    let mut layered = proxy.layer().layer(Replayed(answer.clone()));
+    let mut layered = proxy.layer().layer(Answers(answer.clone()));
     let Ok(layered) = layered.call(call).await;
     if layered == answer {
         return event;
@@ -207,27 +210,6 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     match crate::splice::splice(&data, &answer, &layered) {
         Some(data) => sse::with_data(&event, &data),
         None => event,
-    }
-}
-
-/// The inner service of the layer for a replayed answer: the answer itself.
-#[derive(Debug)]
-struct Replayed(Value);
-
-impl Service<Value> for Replayed {
-    type Response = Value;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Value, Infallible>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _call: Value) -> Self::Future {
-        std::future::ready(Ok(std::mem::take(&mut self.0)))
     }
 }
 

@@ -21,13 +21,15 @@
 //! Where task ids are read, in both protocol revisions (2025-11-25 and
 //! 2026-07-28): `params.taskId` (`tasks/get`, `tasks/result`, `tasks/cancel`,
 //! `notifications/tasks/status`), `result.taskId` (a 2026-07-28 task handle, a
-//! task's status), `result.task.taskId` (a 2025-11-25 handle), and the
+//! task's status), `result.task.taskId` (a 2025-11-25 handle),
+//! `result.tasks[].taskId` (a `tasks/list` answer), and the
 //! `io.modelcontextprotocol/related-task` entry of `params._meta` or
 //! `result._meta`; and in the `Mcp-Name` header of a request (2026-07-28).
 //! Nothing else in a message is touched: a tool's own output
 //! may hold a `taskId` of its own.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use hyper::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
@@ -98,19 +100,88 @@ pub(crate) fn header_to_upstream(headers: &mut HeaderMap) {
     }
 }
 
-/// How the server's task ids of one exchange become the client's.
+/// How many task ids a process remembers with their tools, at most.
+pub(crate) const MAX_KNOWN_TASKS: usize = 4096;
+
+/// The tool of each server task id this process saw named with its tool (a
+/// handle it translated, an id a client sent), the oldest forgotten first past
+/// [`MAX_KNOWN_TASKS`]: so that a message outside the exchange that created
+/// the task (a `tasks/list` answer, a status notification on a `GET` stream)
+/// gets the client's ids too. A replica that never saw a task leaves its id as
+/// the server's there.
 #[derive(Debug, Default)]
+pub(crate) struct KnownTasks {
+    known: Mutex<Known>,
+}
+
+#[derive(Debug, Default)]
+struct Known {
+    tools: HashMap<String, String>,
+    /// Oldest first.
+    order: VecDeque<String>,
+}
+
+impl KnownTasks {
+    fn learn(&self, task_id: &str, tool: &str) {
+        let mut known = self
+            .known
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known
+            .tools
+            .insert(task_id.to_owned(), tool.to_owned())
+            .is_none()
+        {
+            known.order.push_back(task_id.to_owned());
+        }
+        while known.order.len() > MAX_KNOWN_TASKS {
+            let oldest = known.order.pop_front().expect("longer than the bound");
+            known.tools.remove(&oldest);
+        }
+    }
+
+    fn tool(&self, task_id: &str) -> Option<String> {
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.tools.get(task_id).cloned()
+    }
+
+    fn is_empty(&self) -> bool {
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.tools.is_empty()
+    }
+
+    /// How many task ids are remembered.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.known.lock().unwrap().tools.len()
+    }
+}
+
+/// How the server's task ids of one exchange become the client's.
+#[derive(Debug)]
 pub(crate) struct ToClient {
     /// The tool of each `tools/call` of the request, by request id.
     calls: Vec<(Value, String)>,
     /// The client's id of each server id the request named.
     known: HashMap<String, String>,
+    /// What the process knows of other tasks.
+    process: Arc<KnownTasks>,
 }
 
 impl ToClient {
     /// For the exchange of `request` (already translated by [`to_upstream`],
-    /// which returned `opened`).
-    pub(crate) fn new(request: &Value, opened: &[(String, String)]) -> Self {
+    /// which returned `opened`), in a process that knows `process`.
+    pub(crate) fn new(
+        request: &Value,
+        opened: &[(String, String)],
+        process: Arc<KnownTasks>,
+    ) -> Self {
         let mut calls = Vec::new();
         let mut read = |message: &Value| {
             let tool = (message.get("method").and_then(Value::as_str) == Some("tools/call"))
@@ -124,16 +195,28 @@ impl ToClient {
             Value::Array(batch) => batch.iter().for_each(&mut read),
             single => read(single),
         }
+        for (tool, task_id) in opened {
+            process.learn(task_id, tool);
+        }
         let known = opened
             .iter()
             .map(|(tool, task_id)| (task_id.clone(), envelope(tool, task_id)))
             .collect();
-        Self { calls, known }
+        Self {
+            calls,
+            known,
+            process,
+        }
+    }
+
+    /// For messages outside any exchange (a `GET` stream).
+    pub(crate) fn outside_exchanges(process: Arc<KnownTasks>) -> Self {
+        Self::new(&Value::Null, &[], process)
     }
 
     /// Whether some message of the exchange may name a task.
     pub(crate) fn is_needed(&self) -> bool {
-        !self.calls.is_empty() || !self.known.is_empty()
+        !self.calls.is_empty() || !self.known.is_empty() || !self.process.is_empty()
     }
 
     /// Translates the server's ids in `message` (a message or a batch);
@@ -150,10 +233,20 @@ impl ToClient {
                 .and_then(Value::as_str)
                 == Some("task")
                 || message.pointer("/result/task/taskId").is_some();
+            // The answer to a `tools/call` of this exchange names a task in its
+            // handle only; any other message may name one the process knows.
+            let answers_a_call = is_answer && tool.is_some();
             each_task_id(message, |id| {
                 let client_id = match (self.known.get(id.as_str()), &tool) {
                     (Some(known), _) => known.clone(),
-                    (None, Some(tool)) if is_handle || !is_answer => envelope(tool, id),
+                    (None, Some(tool)) if is_handle || !is_answer => {
+                        self.process.learn(id, tool);
+                        envelope(tool, id)
+                    }
+                    (None, _) if !answers_a_call => match self.process.tool(id) {
+                        Some(tool) => envelope(&tool, id),
+                        None => return,
+                    },
                     _ => return,
                 };
                 *id = client_id;
@@ -205,6 +298,14 @@ fn each_task_id(message: &mut Value, mut visit: impl FnMut(&mut String)) {
             && let Some(Value::Object(task)) = body.get_mut("task")
         {
             visit_id(task, &mut visit);
+        }
+        // A `tasks/list` answer.
+        if key == "result"
+            && let Some(Value::Array(tasks)) = body.get_mut("tasks")
+        {
+            for task in tasks.iter_mut().filter_map(Value::as_object_mut) {
+                visit_id(task, &mut visit);
+            }
         }
         if let Some(Value::Object(meta)) = body.get_mut("_meta")
             && let Some(Value::Object(related)) = meta.get_mut(RELATED_TASK)
@@ -288,7 +389,7 @@ mod tests {
             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b"}},
         ]);
-        let to_client = ToClient::new(&request, &[]);
+        let to_client = ToClient::new(&request, &[], Arc::default());
         let mut answers = json!([
             {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "task", "taskId": "s2"}},
             {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "s1"}}},
@@ -296,10 +397,14 @@ mod tests {
         assert!(to_client.translate(&mut answers));
         assert_eq!(answers[0]["result"]["taskId"], envelope("b", "s2"));
         assert_eq!(answers[1]["result"]["task"]["taskId"], envelope("a", "s1"));
-        // Whose task a notification names is unknown with two calls: untouched.
+        // With two calls, a notification's task is known from the handles only.
         let mut status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
             "params": {"taskId": "s1"}});
-        assert!(!to_client.translate(&mut status));
+        assert!(to_client.translate(&mut status));
+        assert_eq!(status["params"]["taskId"], envelope("a", "s1"));
+        let mut unknown = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+            "params": {"taskId": "s3"}});
+        assert!(!to_client.translate(&mut unknown));
     }
 
     #[test]
@@ -309,7 +414,7 @@ mod tests {
         let mut answer =
             json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "taskId": "x"}});
         let unchanged = answer.clone();
-        assert!(!ToClient::new(&request, &[]).translate(&mut answer));
+        assert!(!ToClient::new(&request, &[], Arc::default()).translate(&mut answer));
         assert_eq!(answer, unchanged);
     }
 
@@ -321,5 +426,53 @@ mod tests {
         assert_eq!(to_upstream(&mut message), [("t".into(), "s1".into())]);
         assert_eq!(message["params"]["taskId"], "s1");
         assert_eq!(message["params"]["arguments"]["taskId"], id);
+    }
+
+    #[test]
+    fn a_task_list_names_the_tasks_the_process_knows_by_the_clients_ids() {
+        let process = Arc::new(KnownTasks::default());
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "build"}});
+        let mut handle = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": "t-1"}}});
+        assert!(ToClient::new(&call, &[], process.clone()).translate(&mut handle));
+
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list"});
+        let mut listed = json!({"jsonrpc": "2.0", "id": 2, "result": {"tasks": [
+            {"taskId": "t-1", "status": "working"}, {"taskId": "t-2", "status": "working"}]}});
+        assert!(ToClient::new(&list, &[], process.clone()).translate(&mut listed));
+        assert_eq!(
+            listed["result"]["tasks"][0]["taskId"],
+            envelope("build", "t-1")
+        );
+        assert_eq!(listed["result"]["tasks"][1]["taskId"], "t-2");
+
+        let mut status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                                "params": {"taskId": "t-1", "status": "completed"}});
+        assert!(ToClient::outside_exchanges(process).translate(&mut status));
+        assert_eq!(status["params"]["taskId"], envelope("build", "t-1"));
+    }
+
+    #[test]
+    fn the_process_remembers_the_newest_tasks_up_to_its_bound() {
+        let process = KnownTasks::default();
+        for n in 0..MAX_KNOWN_TASKS * 3 {
+            process.learn(&format!("t-{n}"), "build");
+        }
+        assert_eq!(process.len(), MAX_KNOWN_TASKS);
+        assert!(
+            process
+                .tool(&format!("t-{}", MAX_KNOWN_TASKS * 3 - 1))
+                .is_some()
+        );
+        assert!(
+            process
+                .tool(&format!("t-{}", MAX_KNOWN_TASKS * 2))
+                .is_some()
+        );
+        assert!(
+            process
+                .tool(&format!("t-{}", MAX_KNOWN_TASKS * 2 - 1))
+                .is_none()
+        );
     }
 }

@@ -45,6 +45,10 @@ fn task_server(request: &Received) -> Reply {
                 &format!("id: 2\ndata: {answer}\n\n"),
             ])
         }
+        (Some("tasks/list"), _, _) => answer(json!({"tasks": [
+            {"taskId": TASK_2026, "status": "working"},
+            {"taskId": "srv-task-never-seen", "status": "working"},
+        ]})),
         _ => Reply::json(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "unknown task"}})
                 .to_string(),
@@ -251,4 +255,24 @@ async fn the_mcp_name_header_of_a_task_request_names_the_servers_task() {
         .await;
     assert_eq!(received.header("mcp-name"), Some(TASK_2026));
     assert_eq!(received.json()["params"]["taskId"], TASK_2026);
+}
+
+#[tokio::test]
+async fn a_task_list_names_the_tasks_this_replica_saw_by_the_clients_ids() {
+    let upstream = Upstream::start(task_server).await;
+    let seen_it = Proxy::start(&upstream.url(), &[]).await;
+    let other = Proxy::start(&upstream.url(), &[]).await;
+    let handle = json(seen_it.post(&task_call(1, "deploy"), &[]).await).await;
+    let client_id = handle["result"]["taskId"].as_str().unwrap().to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list"}).to_string();
+
+    let listed = json(seen_it.post(&list, &[]).await).await;
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], client_id.as_str());
+    assert_eq!(
+        listed["result"]["tasks"][1]["taskId"],
+        "srv-task-never-seen"
+    );
+    // A replica that never saw the task lists the server's id.
+    let listed = json(other.post(&list, &[]).await).await;
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], TASK_2026);
 }
