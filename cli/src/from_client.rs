@@ -54,7 +54,7 @@ fn client_line(stack: &Stack, line: &[u8]) {
             let id = fields.id.clone().unwrap_or_default();
             stack.send(
                 line,
-                LayerRequest::single(&fields),
+                LayerRequest::single(fields),
                 vec![(id, is_tool_call)],
                 false,
             );

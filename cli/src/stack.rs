@@ -47,25 +47,57 @@ pub(crate) enum LayerRequest {
     /// spans, leaves out).
     Single {
         id: Value,
-        method: Box<str>,
+        method: Method,
         name: Option<Box<str>>,
     },
     /// A batch, read whole.
     Whole(Value),
 }
 
+/// A request's method: the ones the relay tells apart without an allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Method {
+    ToolsCall,
+    ToolsList,
+    TasksGet,
+    TasksResult,
+    Other(Box<str>),
+}
+
+impl Method {
+    fn read(method: &str) -> Self {
+        match method {
+            "tools/call" => Self::ToolsCall,
+            "tools/list" => Self::ToolsList,
+            "tasks/get" => Self::TasksGet,
+            "tasks/result" => Self::TasksResult,
+            other => Self::Other(other.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Self::ToolsCall => "tools/call",
+            Self::ToolsList => "tools/list",
+            Self::TasksGet => "tasks/get",
+            Self::TasksResult => "tasks/result",
+            Self::Other(method) => method,
+        }
+    }
+}
+
 impl LayerRequest {
     /// What the layer reads of the request whose envelope is `fields`.
-    pub(crate) fn single(fields: &Fields<'_>) -> Self {
-        let method = fields.method.as_deref().unwrap_or_default();
+    pub(crate) fn single(fields: Fields<'_>) -> Self {
+        let method = Method::read(fields.method.as_deref().unwrap_or_default());
         let name = match method {
-            "tools/call" => fields.params.name.as_deref(),
-            "tasks/get" | "tasks/result" => fields.params.task_id.as_deref(),
+            Method::ToolsCall => fields.params.name,
+            Method::TasksGet | Method::TasksResult => fields.params.task_id,
             _ => None,
         };
         Self::Single {
-            id: fields.id.clone().unwrap_or_default(),
-            method: method.into(),
+            id: fields.id.unwrap_or_default(),
+            method,
             name: name.map(Into::into),
         }
     }
@@ -73,12 +105,12 @@ impl LayerRequest {
     fn into_value(self) -> Value {
         match self {
             Self::Single { id, method, name } => {
-                let params = match (&*method, name) {
-                    ("tools/call", Some(name)) => json!({"name": name}),
+                let params = match (&method, name) {
+                    (Method::ToolsCall, Some(name)) => json!({"name": name}),
                     (_, Some(task_id)) => json!({"taskId": task_id}),
                     (_, None) => json!({}),
                 };
-                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                json!({"jsonrpc": "2.0", "id": id, "method": method.as_str(), "params": params})
             }
             Self::Whole(batch) => batch,
         }
@@ -90,15 +122,15 @@ impl LayerRequest {
         let Self::Single { method, .. } = self else {
             return true;
         };
-        match &**method {
-            "tools/call" => {
+        match method {
+            Method::ToolsCall => {
                 answer.result.is_error
                     || answer.result.may_be_task
                     || (invalid_params && answer.has_error)
             }
-            "tasks/get" | "tasks/result" => true,
-            "tools/list" => invalid_params,
-            _ => false,
+            Method::TasksGet | Method::TasksResult => true,
+            Method::ToolsList => invalid_params,
+            Method::Other(_) => false,
         }
     }
 }
@@ -155,7 +187,7 @@ impl Stack {
     fn through_the_layer_when_sent(&self, request: &LayerRequest) -> bool {
         match request {
             LayerRequest::Single { method, name, .. } => {
-                &**method == "tools/call"
+                *method == Method::ToolsCall
                     && name.as_deref().is_some_and(|name| {
                         self.every_tool_timed || self.timed_tools.iter().any(|tool| tool == name)
                     })
