@@ -365,3 +365,87 @@ impl<'de> Visitor<'de> for IsTrueVisitor {
         Ok(IsTrue(false))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn single(line: &str) -> Fields<'_> {
+        match read(line.as_bytes()) {
+            Ok(Envelope::Single(fields)) => fields,
+            other => panic!("not a single message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_request_gives_its_id_method_and_tool_borrowed_unless_escaped() {
+        let line = r#" {"params":{"arguments":{"name":"not this"},"name":"se\u0061rch"},"jsonrpc":"2.0","id":"a","method":"tools/call"}"#;
+        let fields = single(line);
+        assert!(fields.is_request() && !fields.is_response());
+        assert_eq!(fields.id, Some(json!("a")));
+        assert!(matches!(fields.method, Some(Cow::Borrowed("tools/call"))));
+        assert!(matches!(fields.params.name, Some(Cow::Owned(ref name)) if name == "search"));
+    }
+
+    #[test]
+    fn a_cancellation_names_its_request_and_a_notification_has_no_id() {
+        let fields = single(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+        );
+        assert!(!fields.is_request());
+        assert_eq!(fields.cancelled_id(), Some(&json!(7)));
+        let with_id = single(
+            r#"{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":7}}"#,
+        );
+        assert_eq!(with_id.cancelled_id(), None);
+    }
+
+    #[test]
+    fn a_result_is_an_error_only_when_is_error_is_true() {
+        let answer = |result: &str| {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            let fields = single(&line);
+            assert!(fields.is_response());
+            (fields.result.is_error, fields.result.may_be_task)
+        };
+        assert_eq!(answer(r#"{"content":[],"isError":true}"#), (true, false));
+        assert_eq!(answer(r#"{"isError":"true","content":[]}"#), (false, false));
+        assert_eq!(answer(r#"{"isError":false}"#), (false, false));
+        assert_eq!(answer(r#"{"isError":{"isError":true}}"#), (false, false));
+        assert_eq!(answer(r#"{"isError":false,"isError":true}"#), (true, false));
+        assert_eq!(
+            answer(r#"{"resultType":"task","taskId":"t"}"#),
+            (false, true)
+        );
+        assert_eq!(answer(r#"{"task":{"taskId":"t"}}"#), (false, true));
+        assert_eq!(answer(r#"[{"isError":true}]"#), (false, false));
+    }
+
+    #[test]
+    fn an_error_and_a_method_of_any_type_are_seen() {
+        let fields = single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"x"}}"#);
+        assert!(fields.has_error && fields.is_response());
+        assert_eq!(fields.id, Some(Value::Null));
+        let fields = single(r#"{"id":1,"method":5}"#);
+        assert!(!fields.is_request() && !fields.is_response());
+    }
+
+    #[test]
+    fn a_batch_is_an_array_and_what_is_not_json_says_why() {
+        assert!(matches!(read(b"[1, {\"id\": 2}]\n"), Ok(Envelope::Batch)));
+        assert!(matches!(read(b"\"text\""), Ok(Envelope::Single(_))));
+        for not_json in [
+            &b""[..],
+            b"not json",
+            b"{\"id\":1} trailing",
+            b"{\"id\":1,}",
+            b"[1,2",
+            b"{\"a\":\"\xff\"}",
+            b"{\"a\":\"\\x\"}",
+        ] {
+            assert!(read(not_json).is_err(), "{not_json:?} is not JSON");
+        }
+    }
+}

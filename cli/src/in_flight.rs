@@ -75,9 +75,10 @@ pub(crate) struct Refused {
 }
 
 impl InFlight {
-    /// Records a request before it is sent; after the child is gone, answers it
-    /// at once instead.
-    pub(crate) fn register(&mut self, waiting: Waiting) -> Result<Ticket, Refused> {
+    /// Records a request before it is sent; refuses one whose id is in flight,
+    /// and after the child is gone answers it at once instead. The refusal is
+    /// boxed: it is rare, and the common result stays small.
+    pub(crate) fn register(&mut self, waiting: Waiting) -> Result<Ticket, Box<Refused>> {
         let keys: Vec<IdKey> = waiting.requests.iter().map(|(id, _)| id_key(id)).collect();
         let refusal = match &self.gone {
             Some(status) => Some(exited_answer(&waiting.requests, waiting.batch, status)),
@@ -86,10 +87,10 @@ impl InFlight {
                 .map(|reused| id_in_use::refusal(&waiting.requests, waiting.batch, &reused)),
         };
         if let Some(answer) = refusal {
-            return Err(Refused {
+            return Err(Box::new(Refused {
                 answer,
                 request: waiting.request,
-            });
+            }));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;

@@ -32,7 +32,7 @@ use tower_service::Service;
 use crate::child::{Awaited, Child};
 use crate::client_io::ClientOutput;
 use crate::envelope::Fields;
-use crate::in_flight::Waiting;
+use crate::in_flight::{Refused, Waiting};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
 use crate::options::Options;
@@ -232,7 +232,8 @@ impl Stack {
                 }
             }
             Err(refused) => {
-                if let Some(answer) = self.answer_now(refused.request, refused.answer) {
+                let Refused { answer, request } = *refused;
+                if let Some(answer) = self.answer_now(request, answer) {
                     self.output.write_answer(answer);
                 }
             }
@@ -402,5 +403,70 @@ impl Drop for AnsweringOne {
         if *count == 0 {
             self.0.finished.notify_waiters();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{self, Envelope};
+
+    fn fields(line: &str) -> Fields<'_> {
+        match envelope::read(line.as_bytes()) {
+            Ok(Envelope::Single(fields)) => fields,
+            other => panic!("not a single message: {other:?}"),
+        }
+    }
+
+    fn request(method: &str) -> LayerRequest {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"name":"t","taskId":"x"}}}}"#
+        );
+        LayerRequest::single(fields(&line))
+    }
+
+    #[test]
+    fn only_answers_the_layer_may_change_are_read() {
+        let success = fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#);
+        let tool_error =
+            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#);
+        let task =
+            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"x"}}"#);
+        let error = fields(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
+        let call = request("tools/call");
+        assert!(!call.may_change(&success, true));
+        assert!(call.may_change(&tool_error, false));
+        assert!(call.may_change(&task, false));
+        assert!(!call.may_change(&error, false));
+        assert!(
+            call.may_change(&error, true),
+            "the -32602 conversion reads it"
+        );
+        for method in ["tasks/get", "tasks/result"] {
+            assert!(request(method).may_change(&success, false), "{method}");
+        }
+        assert!(!request("tools/list").may_change(&success, false));
+        assert!(
+            request("tools/list").may_change(&success, true),
+            "tools are listed"
+        );
+        assert!(!request("ping").may_change(&tool_error, true));
+        assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
+    }
+
+    #[test]
+    fn the_layer_reads_the_requests_id_method_and_tool_or_task() {
+        assert_eq!(
+            request("tools/call").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}})
+        );
+        assert_eq!(
+            request("tasks/get").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "x"}})
+        );
+        assert_eq!(
+            request("resources/read").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {}})
+        );
     }
 }
