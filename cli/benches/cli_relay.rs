@@ -20,7 +20,8 @@
 //!   0.95x bare against the Python SDK server.
 //!
 //! Run with `cargo bench -p mcp-tool-errors-cli --bench cli_relay`; figures go in
-//! docs/performance.md.
+//! docs/performance.md. `CLI_RELAY_OPTIONS="--tool-timeout 60s"` gives the
+//! command options.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -45,6 +46,10 @@ const PYTHON_CALLS: usize = 1_000;
 /// The first argument of this binary re-run as the minimal relay; the child's
 /// command line follows it.
 const MINIMAL_RELAY: &str = "--minimal-relay";
+
+/// The environment variable holding options for the command, split at
+/// whitespace (`--tool-timeout 60s`: the path of a request with a timer).
+const COMMAND_OPTIONS: &str = "CLI_RELAY_OPTIONS";
 
 /// What stands between the bench and the child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +147,11 @@ fn command(way: Way, program: &Path, args: &[&Path]) -> Command {
         }
         Way::Command => {
             let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"));
-            command.arg("--").arg(program);
+            let options = std::env::var(COMMAND_OPTIONS).unwrap_or_default();
+            command
+                .args(options.split_whitespace())
+                .arg("--")
+                .arg(program);
             command
         }
     };

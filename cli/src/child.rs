@@ -27,6 +27,10 @@ use crate::message::{Answer, Withdrawn, cancelled_ids};
 pub(crate) struct Child {
     in_flight: Mutex<InFlight>,
     input: ChildInput,
+    /// The wrapper's own cancellations (at a timeout), sent once the
+    /// timeout's answer is written: the client hears of the timeout before
+    /// anything the child says about it.
+    cancellations: Mutex<Vec<u8>>,
 }
 
 impl Child {
@@ -34,6 +38,7 @@ impl Child {
         Arc::new(Self {
             in_flight: Mutex::new(InFlight::default()),
             input: ChildInput::new(stdin),
+            cancellations: Mutex::default(),
         })
     }
 
@@ -79,30 +84,43 @@ impl Child {
         tokio::task::spawn_blocking(move || child.input.close());
     }
 
-    /// Gives up the request `ticket` (its timeout expired) and tells the child.
-    /// Called from the runtime, which must not wait for the child's stdin.
-    fn cancel(self: &Arc<Self>, ticket: Ticket) {
+    /// Gives up the request `ticket` (its timeout expired); the child is
+    /// told by [`send_cancellations`](Self::send_cancellations).
+    fn cancel(&self, ticket: Ticket) {
         let Some(ids) = self.in_flight().cancel(ticket) else {
             return;
         };
-        let mut lines = Vec::new();
+        let mut cancellations = self.cancellations();
         for id in ids {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
                 "params": {"requestId": id, "reason": "The client's tool timeout expired."},
             });
-            serde_json::to_writer(&mut lines, &notification).expect("a JSON value serializes");
-            lines.push(b'\n');
+            serde_json::to_writer(&mut *cancellations, &notification)
+                .expect("a JSON value serializes");
+            cancellations.push(b'\n');
         }
-        let child = self.clone();
-        let write = move || {
-            child.input.write(&lines);
-            child.input.flush();
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(write)),
-            Err(_) => write(),
+    }
+
+    fn cancellations(&self) -> MutexGuard<'_, Vec<u8>> {
+        // Whole lines are appended: a panic cannot leave half of one.
+        self.cancellations
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether a cancellation of the wrapper's own waits to be sent.
+    pub(crate) fn cancels(&self) -> bool {
+        !self.cancellations().is_empty()
+    }
+
+    /// Sends the wrapper's own cancellations to the child. Blocking.
+    pub(crate) fn send_cancellations(&self) {
+        let lines = std::mem::take(&mut *self.cancellations());
+        if !lines.is_empty() {
+            self.input.write(&lines);
+            self.input.flush();
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -24,7 +26,18 @@ pub(crate) struct Waiting {
     /// Where the layer's future waits for the answer, when one does (a
     /// timeout applies); without one, the answer goes through the layer where
     /// it is read, if the layer may change it.
-    pub(crate) answer: Option<oneshot::Sender<Answer>>,
+    pub(crate) answer: Option<Awaiting>,
+}
+
+/// Where the layer's future waits for a request's answer (a timeout applies).
+#[derive(Debug)]
+pub(crate) struct Awaiting {
+    pub(crate) answer: oneshot::Sender<Answer>,
+    /// Set by whichever writes the request's answer first: the thread reading
+    /// the child (an answer written as the child's bytes), or the task of the
+    /// layer's future (an answer the layer read, or made at a timeout that
+    /// fired in the same instant); the other writes nothing.
+    pub(crate) settled: Arc<AtomicBool>,
 }
 
 /// Names one registered request for [`InFlight::cancel`].
@@ -173,7 +186,7 @@ impl InFlight {
             match waiting.answer {
                 // The receiver may have been dropped this very moment; nothing
                 // waits then.
-                Some(sender) => drop(sender.send(answer)),
+                Some(awaiting) => drop(awaiting.answer.send(answer)),
                 None => unawaited.push(Refused {
                     answer,
                     request: waiting.request,
@@ -213,7 +226,10 @@ mod tests {
             requests,
             batch,
             request: LayerRequest::Whole(Value::Null),
-            answer: Some(answer),
+            answer: Some(Awaiting {
+                answer,
+                settled: Arc::default(),
+            }),
         }
     }
 

@@ -20,6 +20,7 @@
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -32,7 +33,7 @@ use tower_service::Service;
 use crate::child::{Awaited, Child};
 use crate::client_io::ClientOutput;
 use crate::envelope::Fields;
-use crate::in_flight::{Refused, Waiting};
+use crate::in_flight::{Awaiting, Refused, Waiting};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
 use crate::options::Options;
@@ -208,10 +209,13 @@ impl Stack {
     ) {
         let (answer, awaited) = if self.through_the_layer_when_sent(&request) {
             let (sender, receiver) = oneshot::channel();
-            (
-                Some(sender),
-                Some((receiver, request.clone(), self.answering.begin())),
-            )
+            let settled = Arc::new(AtomicBool::new(false));
+            let awaiting = Awaiting {
+                answer: sender,
+                settled: settled.clone(),
+            };
+            let layer_future = (receiver, request.clone(), settled, self.answering.begin());
+            (Some(awaiting), Some(layer_future))
         } else {
             (None, None)
         };
@@ -226,9 +230,9 @@ impl Stack {
         match registered {
             Ok(ticket) => {
                 self.child.input().write(line);
-                if let Some((receiver, request, answering)) = awaited {
+                if let Some((receiver, request, settled, answering)) = awaited {
                     let awaited = Awaited::new(receiver, ticket, self.child.clone());
-                    self.start(request, awaited, answering);
+                    self.start(request, awaited, settled, answering);
                 }
             }
             Err(refused) => {
@@ -242,7 +246,13 @@ impl Stack {
 
     /// Calls the layer for a request sent, in a task of the runtime that
     /// writes its answer.
-    fn start(&self, request: LayerRequest, awaited: Awaited, answering: AnsweringOne) {
+    fn start(
+        &self,
+        request: LayerRequest,
+        awaited: Awaited,
+        settled: Arc<AtomicBool>,
+        answering: AnsweringOne,
+    ) {
         // The layer's timer is made in the call.
         let _runtime = self.runtime.enter();
         let child_answer = ChildAnswer::default();
@@ -254,14 +264,20 @@ impl Stack {
             return;
         }
         let answer = service.call(request.into_value());
-        let output = self.output.clone();
+        let (output, child) = (self.output.clone(), self.child.clone());
         self.runtime.spawn(async move {
             // A request the client cancelled gets no answer.
             let value = answer.await.ok().flatten();
-            if let Some(answer) = message::answered(value, &child_answer) {
-                // The client may not read: the runtime does not wait for it.
+            let answer = message::answered(value, &child_answer)
+                .filter(|_| !settled.swap(true, Ordering::AcqRel));
+            if answer.is_some() || child.cancels() {
+                // Neither pipe may stop the runtime: written in the blocking
+                // pool, the answer first.
                 tokio::task::spawn_blocking(move || {
-                    output.write_answer(answer);
+                    if let Some(answer) = answer {
+                        output.write_answer(answer);
+                    }
+                    child.send_cancellations();
                     drop(answering);
                 });
             }
@@ -278,25 +294,37 @@ impl Stack {
                 .request
                 .may_change(fields, self.invalid_params.is_on())
         });
-        let mut answer = match (may_change, &waiting.answer) {
+        let (mut answer, awaiting) = match (may_change, waiting.answer) {
             (false, None) => {
                 self.output.write(line);
                 return;
             }
-            (false, Some(_)) => Answer::as_is(line.to_vec()),
-            (true, _) => match serde_json::from_slice(line) {
-                Ok(value) => Answer::from_child(line.to_vec(), value),
-                // JSON the layer cannot read (nested beyond serde_json's
-                // limit): passed on as it is.
-                Err(_) => Answer::as_is(line.to_vec()),
-            },
+            (false, Some(awaiting)) => {
+                // Written here, unless the layer answered first (its timeout
+                // fired in the same instant); the layer's future is told, so
+                // that it ends (with its timer) and writes nothing.
+                if !awaiting.settled.swap(true, Ordering::AcqRel) {
+                    self.output.write(line);
+                }
+                let _ = awaiting.answer.send(Answer::as_is(Vec::new()));
+                return;
+            }
+            (true, awaiting) => {
+                let answer = match serde_json::from_slice(line) {
+                    Ok(value) => Answer::from_child(line.to_vec(), value),
+                    // JSON the layer cannot read (nested beyond serde_json's
+                    // limit): passed on as it is.
+                    Err(_) => Answer::as_is(line.to_vec()),
+                };
+                (answer, awaiting)
+            }
         };
-        match waiting.answer {
-            Some(sender) => {
+        match awaiting {
+            Some(awaiting) => {
                 let (queued, is_queued) = oneshot::channel();
                 answer.queued = Some(queued);
                 // A receiver dropped since (a timeout) takes no answer.
-                if sender.send(answer).is_ok() {
+                if awaiting.answer.send(answer).is_ok() {
                     let _ = is_queued.blocking_recv();
                 }
             }
