@@ -1,73 +1,90 @@
-//! The wrapper's own stdin and stdout, each on a thread of its own with plain
-//! blocking I/O: tokio's stdin and stdout hand every read and write to the
-//! blocking pool, which cost more than the rest of the relay together; a
-//! thread that reads or writes as much as there is costs one wake-up per burst.
+//! The wrapper's own stdin and stdout, with plain blocking I/O: tokio's stdin
+//! and stdout hand every read and write to the blocking pool, which cost more
+//! than the rest of the relay together.
+//!
+//! Stdout is shared: the thread reading the child writes the child's lines
+//! there itself (no hand-off to another thread on the way to the client), and
+//! so do the thread reading the client (the wrapper's answers to requests it
+//! does not send) and the runtime (answers at a timeout or after the child's
+//! death, through the blocking pool so that a client that does not read cannot
+//! stop the runtime). Each writes whole lines under the lock.
 
-use std::io::{BufRead, Write};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::{Mutex, MutexGuard};
 
-use tokio::sync::{mpsc, oneshot};
+use crate::message::Answer;
 
-/// The client's lines, newline included (added to a last line without one), in
-/// bursts: every complete line already read comes in one message, so a client
-/// that writes fast costs one wake-up per burst. The channel closes at the end
-/// of stdin.
-pub(crate) fn read_lines() -> mpsc::UnboundedReceiver<Vec<Vec<u8>>> {
-    let (sender, lines) = mpsc::unbounded_channel();
-    std::thread::Builder::new()
-        .name("stdin".to_owned())
-        .spawn(move || {
-            let mut stdin = std::io::BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
-            loop {
-                let mut burst = Vec::new();
-                loop {
-                    let mut line = Vec::new();
-                    match stdin.read_until(b'\n', &mut line) {
-                        Ok(0) => break,
-                        Ok(_) => {}
-                        Err(error) => {
-                            crate::log(&format!("cannot read stdin: {error}"));
-                            break;
-                        }
-                    }
-                    if !line.ends_with(b"\n") {
-                        line.push(b'\n');
-                    }
-                    burst.push(line);
-                    if !stdin.buffer().contains(&b'\n') {
-                        break;
-                    }
-                }
-                if burst.is_empty() || sender.send(burst).is_err() {
-                    return;
-                }
-            }
-        })
-        .expect("a thread starts");
-    lines
+/// The wrapper's stdin, as a file of its own (a duplicate of descriptor 0):
+/// read without the standard library's lock and buffer.
+pub(crate) fn stdin() -> std::io::Result<File> {
+    duplicate(std::io::stdin().as_fd())
 }
 
-/// Writes the lines for the client to stdout, flushing whenever none is queued;
-/// the returned receiver is told when every sender is gone and all is written.
-pub(crate) fn write_lines(mut lines: mpsc::UnboundedReceiver<Vec<u8>>) -> oneshot::Receiver<()> {
-    let (done, all_written) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("stdout".to_owned())
-        .spawn(move || {
-            let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-            while let Some(line) = lines.blocking_recv() {
-                let mut written = stdout.write_all(&line);
-                while written.is_ok()
-                    && let Ok(line) = lines.try_recv()
-                {
-                    written = stdout.write_all(&line);
-                }
-                if let Err(error) = written.and_then(|()| stdout.flush()) {
-                    crate::log(&format!("cannot write stdout: {error}"));
-                    break;
-                }
-            }
-            let _ = done.send(());
+fn duplicate(fd: BorrowedFd<'_>) -> std::io::Result<File> {
+    Ok(File::from(fd.try_clone_to_owned()?))
+}
+
+/// The wrapper's stdout, shared by every writer of lines for the client.
+#[derive(Debug)]
+pub(crate) struct ClientOutput {
+    /// `None` after a write failed: the client is gone, and later lines are
+    /// dropped.
+    stdout: Mutex<Option<BufWriter<File>>>,
+}
+
+impl ClientOutput {
+    pub(crate) fn new() -> std::io::Result<Self> {
+        let stdout = duplicate(std::io::stdout().as_fd())?;
+        Ok(Self {
+            stdout: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, stdout))),
         })
-        .expect("a thread starts");
-    all_written
+    }
+
+    fn stdout(&self) -> MutexGuard<'_, Option<BufWriter<File>>> {
+        // A failed write drops the writer: nothing is left half-done.
+        self.stdout
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Writes `line` (newline included) without flushing: the caller flushes
+    /// when it has no more lines ready.
+    pub(crate) fn write(&self, line: &[u8]) {
+        let mut stdout = self.stdout();
+        if let Some(writer) = stdout.as_mut()
+            && let Err(error) = writer.write_all(line)
+        {
+            failed(&mut stdout, &error);
+        }
+    }
+
+    /// Sends what is written so far.
+    pub(crate) fn flush(&self) {
+        let mut stdout = self.stdout();
+        if let Some(writer) = stdout.as_mut()
+            && let Err(error) = writer.flush()
+        {
+            failed(&mut stdout, &error);
+        }
+    }
+
+    /// Writes `answer` and flushes, then tells who waits for it.
+    pub(crate) fn write_answer(&self, answer: Answer) {
+        let (line, queued) = answer.into_line();
+        self.write(&line);
+        self.flush();
+        if let Some(queued) = queued {
+            let _ = queued.send(());
+        }
+    }
+}
+
+fn failed(stdout: &mut Option<BufWriter<File>>, error: &std::io::Error) {
+    crate::log(&format!("cannot write stdout: {error}"));
+    // Dropping the writer would flush it again: its buffer is lost instead.
+    if let Some(writer) = stdout.take() {
+        drop(writer.into_parts());
+    }
 }

@@ -51,12 +51,13 @@ impl GivenUp {
 
     /// Whether `id` is remembered.
     pub(crate) fn contains(&self, id: &IdKey) -> bool {
-        self.remembered.contains_key(&self.hasher.hash_one(id))
+        // Nearly always empty: no hash computed then.
+        !self.remembered.is_empty() && self.remembered.contains_key(&self.hasher.hash_one(id))
     }
 
     /// Forgets `id`; returns whether it was remembered.
     pub(crate) fn forget(&mut self, id: &IdKey) -> bool {
-        self.remembered.remove(&self.hasher.hash_one(id)).is_some()
+        !self.remembered.is_empty() && self.remembered.remove(&self.hasher.hash_one(id)).is_some()
     }
 
     /// How many ids are remembered, and how many entries the queue holds.

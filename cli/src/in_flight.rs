@@ -2,6 +2,9 @@
 //! child's responses.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -10,23 +13,63 @@ use crate::exit_status::exited_answer;
 use crate::given_up::GivenUp;
 use crate::id_in_use;
 use crate::message::{Answer, IdKey, id_key};
+use crate::stack::LayerRequest;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]
-struct Waiting {
-    answer: oneshot::Sender<Answer>,
+pub(crate) struct Waiting {
     /// The requests of the message: their ids, and which are `tools/call`.
-    requests: Vec<(Value, bool)>,
-    batch: bool,
+    pub(crate) requests: Vec<(Value, bool)>,
+    pub(crate) batch: bool,
+    /// What the layer reads of the message.
+    pub(crate) request: LayerRequest,
+    /// Where the layer's future waits for the answer, when one does (a
+    /// timeout applies); without one, the answer goes through the layer where
+    /// it is read, if the layer may change it.
+    pub(crate) answer: Option<Awaiting>,
+}
+
+/// Where the layer's future waits for a request's answer (a timeout applies).
+#[derive(Debug)]
+pub(crate) struct Awaiting {
+    pub(crate) answer: oneshot::Sender<Answer>,
+    /// Set by whichever writes the request's answer first: the thread reading
+    /// the child (an answer written as the child's bytes), or the task of the
+    /// layer's future (an answer the layer read, or made at a timeout that
+    /// fired in the same instant); the other writes nothing.
+    pub(crate) settled: Arc<AtomicBool>,
 }
 
 /// Names one registered request for [`InFlight::cancel`].
 pub(crate) type Ticket = u64;
 
+/// Hashes a [`Ticket`]: tickets are consecutive numbers the table makes, so a
+/// multiplication spreads them well enough, without SipHash's cost.
+#[derive(Debug, Default)]
+struct TicketHasher(u64);
+
+impl Hasher for TicketHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte) ^ self.0.rotate_left(8));
+        }
+    }
+
+    fn write_u64(&mut self, ticket: u64) {
+        // Fibonacci hashing: the high bits, which the table reads, depend on
+        // every bit of the ticket.
+        self.0 = ticket.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// The table of requests in flight, keyed by id.
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    waiting: HashMap<Ticket, Waiting>,
+    waiting: HashMap<Ticket, Waiting, BuildHasherDefault<TicketHasher>>,
     by_id: HashMap<IdKey, Ticket>,
     /// Ids given up (timed out, or cancelled by the client): the child's late
     /// answers to them are dropped.
@@ -36,21 +79,31 @@ pub(crate) struct InFlight {
     gone: Option<String>,
 }
 
+/// A request not sent: the wrapper's answer to it, and what the layer reads of
+/// it.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub(crate) answer: Answer,
+    pub(crate) request: LayerRequest,
+}
+
 impl InFlight {
-    /// Records a request before it is sent; after the child is gone, answers it
-    /// at once instead.
-    pub(crate) fn register(
-        &mut self,
-        requests: Vec<(Value, bool)>,
-        batch: bool,
-        answer: oneshot::Sender<Answer>,
-    ) -> Result<Ticket, Answer> {
-        if let Some(status) = &self.gone {
-            return Err(exited_answer(&requests, batch, status));
-        }
-        let keys: Vec<IdKey> = requests.iter().map(|(id, _)| id_key(id)).collect();
-        if let Some(reused) = self.reused(&keys) {
-            return Err(id_in_use::refusal(&requests, batch, &reused));
+    /// Records a request before it is sent; refuses one whose id is in flight,
+    /// and after the child is gone answers it at once instead. The refusal is
+    /// boxed: it is rare, and the common result stays small.
+    pub(crate) fn register(&mut self, waiting: Waiting) -> Result<Ticket, Box<Refused>> {
+        let keys: Vec<IdKey> = waiting.requests.iter().map(|(id, _)| id_key(id)).collect();
+        let refusal = match &self.gone {
+            Some(status) => Some(exited_answer(&waiting.requests, waiting.batch, status)),
+            None => self
+                .reused(&keys)
+                .map(|reused| id_in_use::refusal(&waiting.requests, waiting.batch, &reused)),
+        };
+        if let Some(answer) = refusal {
+            return Err(Box::new(Refused {
+                answer,
+                request: waiting.request,
+            }));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -58,11 +111,6 @@ impl InFlight {
             self.given_up.forget(&key);
             self.by_id.insert(key, ticket);
         }
-        let waiting = Waiting {
-            answer,
-            requests,
-            batch,
-        };
         self.waiting.insert(ticket, waiting);
         Ok(ticket)
     }
@@ -85,11 +133,11 @@ impl InFlight {
     }
 
     /// Takes the request that a response with one of `ids` answers.
-    pub(crate) fn answered(&mut self, ids: &[&Value]) -> Option<oneshot::Sender<Answer>> {
+    pub(crate) fn answered(&mut self, ids: &[&Value]) -> Option<Waiting> {
         let ticket = ids
             .iter()
             .find_map(|id| self.by_id.get(&id_key(id)).copied())?;
-        self.take(ticket).map(|waiting| waiting.answer)
+        self.take(ticket)
     }
 
     /// Whether a response with these ids answers a request given up. The ids
@@ -129,14 +177,25 @@ impl InFlight {
     }
 
     /// The child is gone: every request in flight is answered with `status`.
-    pub(crate) fn child_gone(&mut self, status: String) {
+    /// Returns the answers that no future of the layer waits for, with what
+    /// the layer reads of their requests.
+    pub(crate) fn child_gone(&mut self, status: String) -> Vec<Refused> {
+        let mut unawaited = Vec::new();
         for (_, waiting) in self.waiting.drain() {
             let answer = exited_answer(&waiting.requests, waiting.batch, &status);
-            // The receiver may have been dropped this very moment; nothing waits then.
-            let _ = waiting.answer.send(answer);
+            match waiting.answer {
+                // The receiver may have been dropped this very moment; nothing
+                // waits then.
+                Some(awaiting) => drop(awaiting.answer.send(answer)),
+                None => unawaited.push(Refused {
+                    answer,
+                    request: waiting.request,
+                }),
+            }
         }
         self.by_id.clear();
         self.gone = Some(status);
+        unawaited
     }
 
     fn take(&mut self, ticket: Ticket) -> Option<Waiting> {
@@ -157,12 +216,29 @@ mod tests {
 
     use super::*;
 
+    /// A request waiting for its answer on `answer`.
+    fn waiting(
+        requests: Vec<(Value, bool)>,
+        batch: bool,
+        answer: oneshot::Sender<Answer>,
+    ) -> Waiting {
+        Waiting {
+            requests,
+            batch,
+            request: LayerRequest::Whole(Value::Null),
+            answer: Some(Awaiting {
+                answer,
+                settled: Arc::default(),
+            }),
+        }
+    }
+
     #[test]
     fn a_response_finds_its_request_by_id_once() {
         let mut in_flight = InFlight::default();
         let (sender, _receiver) = oneshot::channel();
         in_flight
-            .register(vec![(json!(7), true)], false, sender)
+            .register(waiting(vec![(json!(7), true)], false, sender))
             .expect("registered");
         assert!(in_flight.answered(&[&json!("7")]).is_none());
         assert!(in_flight.answered(&[&json!(7)]).is_some());
@@ -174,14 +250,17 @@ mod tests {
         let mut in_flight = InFlight::default();
         let (sender, _receiver) = oneshot::channel();
         in_flight
-            .register(vec![(json!(7), true)], false, sender)
+            .register(waiting(vec![(json!(7), true)], false, sender))
             .expect("registered");
         let (sender, _receiver) = oneshot::channel();
-        let refused = in_flight.register(vec![(json!(7), false)], false, sender);
-        assert_eq!(refused.expect_err("refused").value["error"]["code"], -32600);
+        let refused = in_flight.register(waiting(vec![(json!(7), false)], false, sender));
+        assert_eq!(
+            refused.expect_err("refused").answer.value["error"]["code"],
+            -32600
+        );
         let (sender, _receiver) = oneshot::channel();
         let twice = vec![(json!("a"), false), (json!("a"), false)];
-        assert!(in_flight.register(twice, true, sender).is_err());
+        assert!(in_flight.register(waiting(twice, true, sender)).is_err());
         assert_eq!(in_flight.waiting.len(), 1);
         assert!(in_flight.answered(&[&json!(7)]).is_some());
     }
@@ -192,7 +271,7 @@ mod tests {
         let (sender, _receiver) = oneshot::channel();
         let requests = vec![(json!(1), true), (json!(2), false)];
         in_flight
-            .register(requests, true, sender)
+            .register(waiting(requests, true, sender))
             .expect("registered");
         assert!(in_flight.answered(&[&json!(2), &json!(1)]).is_some());
         assert!(in_flight.by_id.is_empty());
@@ -203,7 +282,7 @@ mod tests {
         let mut in_flight = InFlight::default();
         let (sender, _receiver) = oneshot::channel();
         let ticket = in_flight
-            .register(vec![(json!(3), true)], false, sender)
+            .register(waiting(vec![(json!(3), true)], false, sender))
             .expect("registered");
         assert_eq!(in_flight.cancel(ticket), Some(vec![json!(3)]));
         assert!(in_flight.answered(&[&json!(3)]).is_none());
@@ -211,7 +290,7 @@ mod tests {
         assert!(in_flight.was_given_up(&[&json!(3)]));
         let (sender, _receiver) = oneshot::channel();
         in_flight
-            .register(vec![(json!(3), true)], false, sender)
+            .register(waiting(vec![(json!(3), true)], false, sender))
             .expect("an id given up can be used again");
         assert!(!in_flight.was_given_up(&[&json!(3)]));
     }
@@ -226,7 +305,7 @@ mod tests {
             let id = json!(format!("{long}{n}"));
             let (sender, _receiver) = oneshot::channel();
             let ticket = in_flight
-                .register(vec![(id.clone(), true)], false, sender)
+                .register(waiting(vec![(id.clone(), true)], false, sender))
                 .expect("registered");
             if n % 2 == 0 {
                 assert!(in_flight.cancel(ticket).is_some());
@@ -246,7 +325,7 @@ mod tests {
         let mut in_flight = InFlight::default();
         let (sender, mut receiver) = oneshot::channel();
         in_flight
-            .register(vec![(json!(5), true)], false, sender)
+            .register(waiting(vec![(json!(5), true)], false, sender))
             .expect("registered");
         assert!(in_flight.withdraw(&json!(5)));
         assert!(receiver.try_recv().is_err(), "withdrawn, not answered");
@@ -264,15 +343,15 @@ mod tests {
         let mut in_flight = InFlight::default();
         let (sender, mut receiver) = oneshot::channel();
         in_flight
-            .register(vec![(json!(1), false)], false, sender)
+            .register(waiting(vec![(json!(1), false)], false, sender))
             .expect("registered");
         in_flight.child_gone("exit code 3".to_owned());
         let answer = receiver.try_recv().expect("answered");
         assert_eq!(answer.value["error"]["code"], -32603);
         let (sender, _receiver) = oneshot::channel();
-        let refused = in_flight.register(vec![(json!(2), true)], false, sender);
+        let refused = in_flight.register(waiting(vec![(json!(2), true)], false, sender));
         assert_eq!(
-            refused.expect_err("answered at once").value["result"]["isError"],
+            refused.expect_err("answered at once").answer.value["result"]["isError"],
             true
         );
     }

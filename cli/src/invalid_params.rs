@@ -16,7 +16,7 @@ use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use tower_service::Service;
 
-use crate::message::{Answer, Outgoing};
+use crate::message::Answer;
 
 /// The JSON-RPC code of invalid params.
 const INVALID_PARAMS: i64 = -32602;
@@ -32,17 +32,24 @@ pub(crate) struct InvalidParamsAsToolErrors<S> {
     listed: Option<Listed>,
 }
 
-impl<S> InvalidParamsAsToolErrors<S> {
-    pub(crate) fn new(inner: S, on: bool) -> Self {
+impl InvalidParamsAsToolErrors<()> {
+    /// The conversion, on or off, over no service yet: [`over`](Self::over)
+    /// gives it the service of each message, all sharing the tools listed.
+    pub(crate) fn new(on: bool) -> Self {
         Self {
-            inner,
+            inner: (),
             listed: on.then(Listed::default),
         }
     }
 
-    /// The same conversion, with the same memory of listed tools, over
-    /// `inner`: the HTTP mode makes a service for each exchange.
-    pub(crate) fn over<T>(&self, inner: T) -> InvalidParamsAsToolErrors<T> {
+    /// Whether the option is on: the answers to `tools/list`, and the errors
+    /// answering a `tools/call`, are then read.
+    pub(crate) fn is_on(&self) -> bool {
+        self.listed.is_some()
+    }
+
+    /// The conversion over `inner`, sharing the tools listed so far.
+    pub(crate) fn over<S>(&self, inner: S) -> InvalidParamsAsToolErrors<S> {
         InvalidParamsAsToolErrors {
             inner,
             listed: self.listed.clone(),
@@ -58,9 +65,9 @@ enum Watch {
     ToolsCall(Listed, String),
 }
 
-impl<S> Service<Outgoing> for InvalidParamsAsToolErrors<S>
+impl<S> Service<Value> for InvalidParamsAsToolErrors<S>
 where
-    S: Service<Outgoing, Response = Answer>,
+    S: Service<Value, Response = Answer>,
 {
     type Response = Answer;
     type Error = S::Error;
@@ -70,12 +77,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Outgoing) -> Self::Future {
+    fn call(&mut self, request: Value) -> Self::Future {
         let watch = match &self.listed {
             None => Watch::Nothing,
-            Some(listed) => match request.value["method"].as_str() {
+            Some(listed) => match request["method"].as_str() {
                 Some("tools/list") => Watch::ToolsList(listed.clone()),
-                Some("tools/call") => match request.value["params"]["name"].as_str() {
+                Some("tools/call") => match request["params"]["name"].as_str() {
                     Some(tool) => Watch::ToolsCall(listed.clone(), tool.to_owned()),
                     None => Watch::Nothing,
                 },

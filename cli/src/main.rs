@@ -13,9 +13,13 @@
 //! own bytes. When the child dies, what it left unanswered is answered, and the
 //! wrapper exits with the child's status.
 //!
-//! The files: `options` (the command line), `message` (a line and its value),
-//! `child` (the service over the child's stdio), `client_io` (the wrapper's own
-//! stdin and stdout), `in_flight` (matching answers to requests by id),
+//! The files: `options` (the command line), `envelope` (what the relay reads of
+//! a line), `message` (the child's answer, its line and its value), `stack`
+//! (the layer's stack over one request, and when it runs), `child` (the
+//! requests in flight, the child's stdin, the service a timed request waits
+//! on), `lines` (lines of a pipe), `client_io` (the wrapper's own stdin and
+//! stdout), `from_client` and `from_child` (the threads relaying each
+//! direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
 //! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
 //! answer written as the child's bytes), `throttled_log` (logs a child can
@@ -23,18 +27,23 @@
 
 mod child;
 mod client_io;
+mod envelope;
 mod exit_status;
+mod from_child;
+mod from_client;
 mod given_up;
 mod http;
 mod id_in_use;
 mod in_flight;
 mod invalid_params;
+mod lines;
 mod message;
 mod options;
 mod own_answer;
 mod relay;
 mod signals;
 mod splice;
+mod stack;
 mod throttled_log;
 
 use clap::Parser;

@@ -1,7 +1,6 @@
-//! The messages of the service stack: a client request with its original line,
-//! and the child's answer with its original line, written as it is while
-//! nothing in the stack has changed it, and with only the changed values
-//! replaced once something has (see `splice`).
+//! The messages of the service stack: the child's answer with its original
+//! line, written as it is while nothing in the stack has changed it, and with
+//! only the changed values replaced once something has (see `splice`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,20 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tower_service::Service;
 
-/// A client request (or a batch holding at least one), read from one line.
-#[derive(Debug)]
-pub(crate) struct Outgoing {
-    pub(crate) value: Value,
-    /// The line as the client wrote it, newline included: what the child gets.
-    pub(crate) line: Vec<u8>,
-}
-
-/// The answer to an [`Outgoing`].
+/// The answer to a client request (or batch).
 #[derive(Debug)]
 pub(crate) struct Answer {
+    /// The answer as the layer reads it; `Null` for one the layer does not
+    /// read ([`Answer::as_is`]).
     pub(crate) value: Value,
     /// The child's line, newline included; `None` for an answer the wrapper
     /// made, which is serialized.
@@ -30,7 +23,10 @@ pub(crate) struct Answer {
     /// Whether `value` may no longer be what `line` says: the line is then
     /// written with the changed values spliced in.
     pub(crate) changed: bool,
-    /// Told when the answer is queued for the client, so that the child's next
+    /// Whether the layer reads the answer: not when its envelope shows that
+    /// the layer would leave it as it is.
+    pub(crate) read: bool,
+    /// Told when the answer is written to the client, so that the child's next
     /// line is not written before it.
     pub(crate) queued: Option<oneshot::Sender<()>>,
 }
@@ -42,21 +38,42 @@ impl Answer {
             value,
             line: None,
             changed: true,
+            read: true,
             queued: None,
         }
     }
 
-    /// Queues the answer for the client: the child's own bytes when unchanged.
-    pub(crate) fn queue(self, to_client: &mpsc::UnboundedSender<Vec<u8>>) {
+    /// The child's `line`, which the layer is to read as `value`.
+    pub(crate) fn from_child(line: Vec<u8>, value: Value) -> Self {
+        Self {
+            value,
+            line: Some(line),
+            changed: false,
+            read: true,
+            queued: None,
+        }
+    }
+
+    /// The child's `line`, written as it is: the layer would leave it alone.
+    pub(crate) fn as_is(line: Vec<u8>) -> Self {
+        Self {
+            value: Value::Null,
+            line: Some(line),
+            changed: false,
+            read: false,
+            queued: None,
+        }
+    }
+
+    /// The line to write for the client: the child's own bytes when
+    /// unchanged; and who is to be told once it is written.
+    pub(crate) fn into_line(self) -> (Vec<u8>, Option<oneshot::Sender<()>>) {
         let line = match self.line {
             Some(line) if !self.changed => line,
             Some(line) => spliced(&line, &self.value).unwrap_or_else(|| serialized(&self.value)),
             None => serialized(&self.value),
         };
-        let _ = to_client.send(line);
-        if let Some(queued) = self.queued {
-            let _ = queued.send(());
-        }
+        (line, self.queued)
     }
 }
 
@@ -140,39 +157,35 @@ pub(crate) fn response_ids(message: &Value) -> Vec<&Value> {
     }
 }
 
-/// The inner service of the layer for one client message: the stack under the
-/// layer (`S`, which takes an [`Outgoing`]), given the message's line, with the
-/// child's [`Answer`] kept aside so that [`answered`] can write the child's own
-/// bytes when the layer changed nothing.
+/// The inner service of the layer for one client message: `S`, which answers
+/// with the child's [`Answer`], kept aside so that [`answered`] can write the
+/// child's own bytes when the layer changed nothing. An answer the layer does
+/// not read ([`Answer::as_is`]) reaches it as no response.
 ///
 /// The layer sees a `tower::Service<Value, Response = Option<Value>>`, as any
 /// user's transport gives it: the library's `exchange` traits are not used.
 #[derive(Debug)]
-pub(crate) struct WithLine<S> {
+pub(crate) struct WithChildAnswer<S> {
     inner: S,
-    /// Taken by the one call.
-    line: Option<Vec<u8>>,
     child_answer: ChildAnswer,
 }
 
-/// Where [`WithLine`] keeps the child's answer for [`answered`].
+/// Where [`WithChildAnswer`] keeps the child's answer for [`answered`].
 pub(crate) type ChildAnswer = Arc<Mutex<Option<Answer>>>;
 
-impl<S> WithLine<S> {
-    /// The service for one message whose client line is `line`; the child's
-    /// answer goes to `child_answer`.
-    pub(crate) fn new(inner: S, line: Vec<u8>, child_answer: ChildAnswer) -> Self {
+impl<S> WithChildAnswer<S> {
+    /// The service for one message; the child's answer goes to `child_answer`.
+    pub(crate) fn new(inner: S, child_answer: ChildAnswer) -> Self {
         Self {
             inner,
-            line: Some(line),
             child_answer,
         }
     }
 }
 
-impl<S> Service<Value> for WithLine<S>
+impl<S> Service<Value> for WithChildAnswer<S>
 where
-    S: Service<Outgoing, Response = Answer, Error = Withdrawn>,
+    S: Service<Value, Response = Answer, Error = Withdrawn>,
     S::Future: Send + 'static,
 {
     type Response = Option<Value>;
@@ -183,15 +196,14 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, value: Value) -> Self::Future {
-        let line = self.line.take().expect("one call per client message");
-        let answer = self.inner.call(Outgoing { value, line });
+    fn call(&mut self, request: Value) -> Self::Future {
+        let answer = self.inner.call(request);
         let child_answer = self.child_answer.clone();
         Box::pin(async move {
             let answer = answer.await?;
-            let value = answer.value.clone();
+            let value = answer.read.then(|| answer.value.clone());
             *child_answer.lock().expect("never poisoned") = Some(answer);
-            Ok(Some(value))
+            Ok(value)
         })
     }
 }
@@ -199,17 +211,19 @@ where
 /// The answer to write for what the layer returned (`value`): the child's
 /// answer, keeping its bytes when the layer left it as it was, else marked
 /// changed; an answer of the layer's own (the child's was never read: a
-/// timeout) is serialized.
-pub(crate) fn answered(value: Value, child_answer: &ChildAnswer) -> Answer {
-    match child_answer.lock().expect("never poisoned").take() {
-        Some(mut answer) => {
+/// timeout) is serialized. `None` when there is nothing to write.
+pub(crate) fn answered(value: Option<Value>, child_answer: &ChildAnswer) -> Option<Answer> {
+    let kept = child_answer.lock().expect("never poisoned").take();
+    match (kept, value) {
+        (Some(answer), None) if !answer.read => Some(answer),
+        (Some(mut answer), Some(value)) => {
             if answer.value != value {
                 answer.value = value;
                 answer.changed = true;
             }
-            answer
+            Some(answer)
         }
-        None => Answer::made(value),
+        (_, value) => value.map(Answer::made),
     }
 }
 
@@ -241,18 +255,14 @@ mod tests {
     }
 
     fn child_answer(value: Value) -> ChildAnswer {
-        Arc::new(Mutex::new(Some(Answer {
-            line: Some(serde_json::to_vec(&value).unwrap()),
-            value,
-            changed: false,
-            queued: None,
-        })))
+        let line = serde_json::to_vec(&value).unwrap();
+        Arc::new(Mutex::new(Some(Answer::from_child(line, value))))
     }
 
     #[test]
     fn an_answer_the_layer_left_alone_keeps_the_childs_line_unchanged() {
         let value = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
-        let answer = answered(value.clone(), &child_answer(value));
+        let answer = answered(Some(value.clone()), &child_answer(value)).unwrap();
         assert!(!answer.changed);
         assert!(answer.line.is_some());
     }
@@ -261,7 +271,7 @@ mod tests {
     fn an_answer_the_layer_changed_is_marked_changed_and_holds_the_layers_value() {
         let child = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}});
         let layer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}], "isError": true}});
-        let answer = answered(layer.clone(), &child_answer(child));
+        let answer = answered(Some(layer.clone()), &child_answer(child)).unwrap();
         assert!(answer.changed);
         assert_eq!(answer.value, layer);
         assert!(answer.line.is_some(), "spliced into the child's line");
@@ -271,10 +281,22 @@ mod tests {
     fn an_answer_without_the_childs_is_the_layers_own_and_serialized() {
         let layer =
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "timed out"}});
-        let answer = answered(layer.clone(), &ChildAnswer::default());
+        let answer = answered(Some(layer.clone()), &ChildAnswer::default()).unwrap();
         assert!(answer.changed);
         assert!(answer.line.is_none());
         assert_eq!(answer.value, layer);
+    }
+
+    #[test]
+    fn an_answer_the_layer_did_not_read_is_written_as_the_childs_line() {
+        let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".to_vec();
+        let kept = Arc::new(Mutex::new(Some(Answer::as_is(line.clone()))));
+        let answer = answered(None, &kept).expect("the child's answer");
+        assert_eq!(answer.into_line().0, line);
+        assert!(
+            answered(None, &ChildAnswer::default()).is_none(),
+            "nothing to write"
+        );
     }
 
     #[test]

@@ -1,25 +1,23 @@
 //! The relay: the client's stdin to the child and the child's stdout to the
-//! client, with client requests going through the service stack, until the
-//! child exits.
+//! client, each direction on a thread of its own with blocking pipes (see
+//! `from_client`, `from_child`), until the child exits; the runtime (one
+//! thread) waits for the child, passes signals on, keeps the grace periods and
+//! polls the layer's futures that hold a timer.
 
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tool_errors::ToolErrorLayer;
-use serde_json::Value;
 use tokio::process::Command;
-use tokio::sync::{mpsc, oneshot};
-use tower_layer::Layer;
-use tower_service::Service;
+use tokio::sync::oneshot;
 
-use crate::child::{Child, ChildService, ToChild, read_from_child, write_to_child};
-use crate::client_io;
+use crate::child::Child;
+use crate::client_io::ClientOutput;
 use crate::exit_status::{self, describe, exit_code};
-use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::{self, Answer, ChildAnswer, Outgoing, WithLine, Withdrawn, requests};
 use crate::options::Options;
 use crate::signals;
+use crate::stack::Stack;
+use crate::{from_child, from_client};
 
 /// How long the child may take to exit after the client closed stdin, or after
 /// it closed its stdout, before it is killed.
@@ -43,6 +41,13 @@ pub(crate) async fn run(options: Options) -> i32 {
             return 1;
         }
     };
+    let output = match ClientOutput::new() {
+        Ok(output) => Arc::new(output),
+        Err(error) => {
+            crate::log(&format!("cannot write stdout: {error}"));
+            return 1;
+        }
+    };
     let mut command = Command::new(program);
     command
         .args(arguments)
@@ -59,43 +64,53 @@ pub(crate) async fn run(options: Options) -> i32 {
         }
     };
 
-    let (to_child, lines_for_child) = mpsc::unbounded_channel();
-    let (to_client, lines_for_client) = mpsc::unbounded_channel();
-    let child = Child::new(to_child);
-    let stdin = process.stdin.take().expect("stdin is piped");
-    let stdout = process.stdout.take().expect("stdout is piped");
-    tokio::spawn(write_to_child(stdin, lines_for_child));
-    let mut reader = tokio::spawn(read_from_child(stdout, child.clone(), to_client.clone()));
-    let all_written = client_io::write_lines(lines_for_client);
-
-    // Spans say what carries the session: the child's stdio pipes.
-    let layer = options.layer().network_transport("pipe");
-    let service = InvalidParamsAsToolErrors::new(
-        ChildService::new(child.clone()),
-        options.invalid_params_as_tool_errors,
-    );
-    let (client_closed, mut client_closed_seen) = oneshot::channel();
-    let client = tokio::spawn(relay_client(
-        layer,
-        service,
-        child.clone(),
-        to_client.clone(),
-        client_closed,
-    ));
+    // The pipes as blocking files, for the threads that relay them.
+    let pipes = process
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .into_owned_fd()
+        .and_then(|stdin| {
+            let stdout = process.stdout.take().expect("stdout is piped");
+            Ok((stdin, stdout.into_owned_fd()?))
+        });
+    let child = match pipes {
+        Ok((stdin, stdout)) => {
+            let child = Child::new(stdin.into());
+            let stack = Arc::new(Stack::new(
+                &options,
+                tokio::runtime::Handle::current(),
+                child.clone(),
+                output.clone(),
+            ));
+            let (reader_done, reader_seen) = oneshot::channel();
+            let (client_closed, client_seen) = oneshot::channel();
+            let started = from_child::spawn(stack.clone(), stdout.into(), reader_done)
+                .and_then(|()| from_client::spawn(stack.clone(), client_closed));
+            started.map(|()| (child, stack, reader_seen, client_seen))
+        }
+        Err(error) => Err(error),
+    };
+    let (child, stack, mut reader_done, mut client_closed) = match child {
+        Ok(started) => started,
+        Err(error) => {
+            crate::log(&format!("cannot relay the server's stdio: {error}"));
+            return 1;
+        }
+    };
 
     let status = wait_for_child(
         &mut process,
         &child,
         &mut forwarded,
-        &mut client_closed_seen,
-        &mut reader,
+        &mut client_closed,
+        &mut reader_done,
     )
     .await;
     // The child's last lines (answers written just before it exited) first, then
     // everything still in flight is answered with the status.
-    if !reader.is_finished() {
-        let _ = tokio::time::timeout(DRAIN_GRACE, &mut reader).await;
-        reader.abort();
+    if !reader_done.is_terminated() {
+        let _ = tokio::time::timeout(DRAIN_GRACE, &mut reader_done).await;
     }
     let status = match status {
         Ok(status) => status,
@@ -104,12 +119,10 @@ pub(crate) async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    child.gone(describe(status));
-    client.abort();
-    let _ = client.await;
-    drop(to_client);
-    // Ends when every answer task has written its answer.
-    let _ = all_written.await;
+    stack.child_gone(describe(status));
+    // Ends when every future of the layer has written its answer.
+    stack.all_answered().await;
+    output.flush();
     exit_code(status)
 }
 
@@ -119,14 +132,13 @@ pub(crate) async fn run(options: Options) -> i32 {
 /// SIGINT or SIGTERM (which closes its stdin and sends it SIGTERM).
 async fn wait_for_child(
     process: &mut tokio::process::Child,
-    child: &Child,
+    child: &Arc<Child>,
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
-    reader: &mut tokio::task::JoinHandle<()>,
+    reader: &mut oneshot::Receiver<()>,
 ) -> std::io::Result<ExitStatus> {
     let pid = process.id();
     let mut kill_at = None;
-    let mut reader_done = false;
     let (mut asked_to_stop, mut insisted) = (false, false);
     loop {
         let grace_over = async {
@@ -143,7 +155,7 @@ async fn wait_for_child(
                 if stop && asked_to_stop && !insisted {
                     insisted = true;
                     crate::log("asked again to stop: closing the server's stdin and sending it SIGTERM, then SIGKILL in 5 s");
-                    child.send(ToChild::Close);
+                    child.close_input_from_runtime();
                     signals::send(pid, libc::SIGTERM);
                     kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
                 } else {
@@ -156,8 +168,7 @@ async fn wait_for_child(
                     kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
                 }
             }
-            _ = &mut *reader, if !reader_done => {
-                reader_done = true;
+            _ = &mut *reader, if !reader.is_terminated() => {
                 kill_at = kill_at.or(Some(tokio::time::Instant::now() + EXIT_GRACE));
             }
             () = grace_over => {
@@ -170,74 +181,4 @@ async fn wait_for_child(
             }
         }
     }
-}
-
-/// Reads the client's lines: requests go through the service stack (each answer
-/// written by its own task), everything else to the child as it is.
-async fn relay_client<S>(
-    layer: ToolErrorLayer,
-    service: S,
-    child: Arc<Child>,
-    to_client: mpsc::UnboundedSender<Vec<u8>>,
-    closed: oneshot::Sender<()>,
-) where
-    S: Service<Outgoing, Response = Answer, Error = Withdrawn> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    let mut bursts = client_io::read_lines();
-    while let Some(burst) = bursts.recv().await {
-        for line in burst {
-            relay_client_line(&layer, &service, &child, &to_client, line).await;
-        }
-    }
-    child.send(ToChild::Close);
-    let _ = closed.send(());
-}
-
-/// Sends a request through the service stack (the layer over `service`, as
-/// over any `tower::Service<Value>`), answered in a task of its own, and
-/// anything else to the child as it is.
-async fn relay_client_line<S>(
-    layer: &ToolErrorLayer,
-    service: &S,
-    child: &Child,
-    to_client: &mpsc::UnboundedSender<Vec<u8>>,
-    line: Vec<u8>,
-) where
-    S: Service<Outgoing, Response = Answer, Error = Withdrawn> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    let value = match serde_json::from_slice::<Value>(line.trim_ascii()) {
-        Ok(value) => value,
-        // Not JSON: the child answers it.
-        Err(_) => {
-            child.send(ToChild::Line(line));
-            return;
-        }
-    };
-    let tell_child = child.client_cancelled(&value);
-    if requests(&value).is_empty() {
-        // Notifications and responses to the child's requests pass as they are.
-        if tell_child {
-            child.send(ToChild::Line(line));
-        }
-        return;
-    }
-    let child_answer = ChildAnswer::default();
-    let mut service = layer.layer(WithLine::new(service.clone(), line, child_answer.clone()));
-    if std::future::poll_fn(|cx| service.poll_ready(cx))
-        .await
-        .is_err()
-    {
-        return;
-    }
-    // Called here, not in the task: the child gets the client's lines in order.
-    let answer = service.call(value);
-    let to_client = to_client.clone();
-    tokio::spawn(async move {
-        // A request the client cancelled gets no answer.
-        if let Ok(Some(value)) = answer.await {
-            message::answered(value, &child_answer).queue(&to_client);
-        }
-    });
 }

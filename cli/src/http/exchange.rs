@@ -58,7 +58,7 @@ use crate::http::proxy::{Proxy, passed_through};
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::{Answer, Outgoing, requests, response_ids};
+use crate::message::{Answer, requests, response_ids};
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -401,12 +401,7 @@ impl Service<Value> for ToUpstream {
     }
 
     fn call(&mut self, message: Value) -> Self::Future {
-        // The client's bytes are the stdio relay's concern: here the exchange
-        // keeps the upstream's, and compares values.
-        let answer = self.0.call(Outgoing {
-            value: message,
-            line: Vec::new(),
-        });
+        let answer = self.0.call(message);
         Box::pin(async move { Ok(answer.await?.value) })
     }
 }
@@ -415,7 +410,7 @@ impl Service<Value> for ToUpstream {
 #[derive(Debug)]
 struct OneCall(Option<UpstreamCall>);
 
-impl Service<Outgoing> for OneCall {
+impl Service<Value> for OneCall {
     type Response = Answer;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
@@ -424,14 +419,17 @@ impl Service<Outgoing> for OneCall {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Outgoing) -> Self::Future {
+    fn call(&mut self, message: Value) -> Self::Future {
         let call = self.0.take().expect("one call per exchange");
         Box::pin(async move {
-            let value = call.run(request.value).await;
+            let value = call.run(message).await;
+            // The exchange keeps the upstream's bytes itself: only the value
+            // is read here.
             Ok(Answer {
                 value,
                 line: None,
                 changed: false,
+                read: true,
                 queued: None,
             })
         })

@@ -53,10 +53,7 @@ impl Proxy {
             client,
             // Spans say what carries the session: HTTP over TCP.
             layer: options.layer().network_transport("tcp"),
-            invalid_params: InvalidParamsAsToolErrors::new(
-                (),
-                options.invalid_params_as_tool_errors,
-            ),
+            invalid_params: InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
             head_timeout: HeadTimeout::new(options),
             seen_calls: SeenCalls::default(),
             known_tasks: Arc::default(),

@@ -12,6 +12,9 @@ pub(crate) struct EventSplitter {
     buffer: Vec<u8>,
     /// Where the first line not yet scanned starts in `buffer`.
     scanned: usize,
+    /// How far that line has been searched for its end: a long line arriving
+    /// in many chunks is searched once, not from its start at every chunk.
+    searched: usize,
 }
 
 impl EventSplitter {
@@ -23,19 +26,28 @@ impl EventSplitter {
     /// The next whole event, blank line included, when the bytes pushed hold one.
     pub(crate) fn next_event(&mut self) -> Option<Vec<u8>> {
         loop {
-            let rest = &self.buffer[self.scanned..];
-            let end = rest
+            let from = self.searched.max(self.scanned);
+            let Some(found) = self.buffer[from..]
                 .iter()
-                .position(|&byte| byte == b'\n' || byte == b'\r')?;
-            let ending = match (rest[end], rest.get(end + 1)) {
+                .position(|&byte| byte == b'\n' || byte == b'\r')
+            else {
+                self.searched = self.buffer.len();
+                return None;
+            };
+            let end = from + found;
+            let ending = match (self.buffer[end], self.buffer.get(end + 1)) {
                 (b'\r', Some(b'\n')) => 2,
                 // A `\r` last in the buffer may be the first half of `\r\n`.
-                (b'\r', None) => return None,
+                (b'\r', None) => {
+                    self.searched = end;
+                    return None;
+                }
                 _ => 1,
             };
-            let line_end = self.scanned + end + ending;
-            if end == 0 {
+            let line_end = end + ending;
+            if end == self.scanned {
                 self.scanned = 0;
+                self.searched = 0;
                 return Some(self.buffer.drain(..line_end).collect());
             }
             self.scanned = line_end;

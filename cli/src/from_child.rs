@@ -1,0 +1,210 @@
+//! The thread reading the child's stdout: an answer to a request in flight is
+//! written to the client by this thread itself, as the child's bytes when the
+//! layer would leave it alone (see `stack`); any other line that is JSON goes
+//! to the client as it is; a line that is not JSON is logged, at most once a
+//! second.
+
+use std::fs::File;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::envelope::{self, Envelope};
+use crate::lines::Lines;
+use crate::message::response_ids;
+use crate::stack::Stack;
+use crate::throttled_log::ThrottledLog;
+
+/// Starts the thread and the runtime's task that writes the counts of log
+/// lines not shown; `done` is told at the end of the child's stdout.
+pub(crate) fn spawn(
+    stack: Arc<Stack>,
+    stdout: File,
+    done: oneshot::Sender<()>,
+) -> std::io::Result<()> {
+    let (count_due, counts_due) = mpsc::unbounded_channel();
+    let logs = Arc::new(ChildLogs {
+        logs: Mutex::default(),
+        count_due,
+    });
+    tokio::spawn(write_counts_when_due(logs.clone(), counts_due));
+    std::thread::Builder::new()
+        .name("server stdout".to_owned())
+        .spawn(move || {
+            relay_child(&stack, Lines::new(stdout), &logs);
+            let _ = done.send(());
+        })?;
+    Ok(())
+}
+
+fn relay_child(stack: &Stack, mut lines: Lines, logs: &ChildLogs) {
+    let output = stack.output();
+    loop {
+        match lines.next() {
+            Ok(Some(line)) => route_child_line(stack, line, logs),
+            Ok(None) => break,
+            Err(error) => {
+                crate::log(&format!("cannot read the server's stdout: {error}"));
+                break;
+            }
+        }
+        if !lines.has_another() {
+            output.flush();
+        }
+    }
+    output.flush();
+    logs.write_counts();
+}
+
+/// Sends `line` on: an answer to a request in flight to its request, a late
+/// answer nowhere, anything else that is JSON to the client.
+fn route_child_line(stack: &Stack, line: &[u8], logs: &ChildLogs) {
+    let text = line.trim_ascii();
+    if text.is_empty() {
+        return;
+    }
+    let fields = match envelope::read(line) {
+        Ok(Envelope::Single(fields)) => fields,
+        Ok(Envelope::Batch) => return route_child_batch(stack, line),
+        Err(error) => {
+            logs.event(Log::NotJson, || {
+                let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+                format!("{NOT_JSON} ({error}): {shown}")
+            });
+            return;
+        }
+    };
+    if let Some(id) = fields.id.as_ref().filter(|_| fields.is_response()) {
+        let mut in_flight = stack.child().in_flight();
+        if let Some(waiting) = in_flight.answered(&[id]) {
+            drop(in_flight);
+            return stack.answer(waiting, line, Some(&fields));
+        }
+        if in_flight.was_given_up(&[id]) {
+            drop(in_flight);
+            return logs.event(Log::LateAnswer, || LATE_ANSWER.to_owned());
+        }
+    }
+    stack.output().write(line);
+}
+
+/// A batch from the child, read whole: an answer to a batch in flight, or
+/// anything else.
+fn route_child_batch(stack: &Stack, line: &[u8]) {
+    // JSON nested beyond serde_json's limit is passed on as it is.
+    if let Ok(batch) = serde_json::from_slice::<Value>(line) {
+        let ids = response_ids(&batch);
+        let waiting = (!ids.is_empty())
+            .then(|| stack.child().in_flight().answered(&ids))
+            .flatten();
+        if let Some(waiting) = waiting {
+            return stack.answer(waiting, line, None);
+        }
+    }
+    stack.output().write(line);
+}
+
+/// How the log line for a line from the child that is not JSON begins.
+const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON";
+
+/// The log line for a late answer that is dropped.
+const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
+
+/// The kinds of log line the child's stdout can cause at any rate.
+#[derive(Debug, Clone, Copy)]
+enum Log {
+    NotJson,
+    LateAnswer,
+}
+
+/// The log lines the child's stdout can cause at any rate, each throttled;
+/// the counts of lines not shown are written by a task of the runtime when
+/// due, since this thread may be waiting for the child then.
+#[derive(Debug)]
+struct ChildLogs {
+    logs: Mutex<Logs>,
+    /// Told when a count becomes due.
+    count_due: mpsc::UnboundedSender<Instant>,
+}
+
+#[derive(Debug)]
+struct Logs {
+    not_json: ThrottledLog,
+    late_answers: ThrottledLog,
+}
+
+impl Default for Logs {
+    fn default() -> Self {
+        Self {
+            not_json: ThrottledLog::new(NOT_JSON),
+            late_answers: ThrottledLog::new(LATE_ANSWER),
+        }
+    }
+}
+
+impl Logs {
+    fn all(&mut self) -> [&mut ThrottledLog; 2] {
+        [&mut self.not_json, &mut self.late_answers]
+    }
+
+    fn count_due(&mut self) -> Option<Instant> {
+        self.all()
+            .into_iter()
+            .filter_map(|log| log.count_due())
+            .min()
+    }
+}
+
+impl ChildLogs {
+    fn logs(&self) -> MutexGuard<'_, Logs> {
+        // Counters cannot be left half-changed by a panic.
+        self.logs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn event(&self, kind: Log, message: impl FnOnce() -> String) {
+        let mut logs = self.logs();
+        let was_due = logs.count_due();
+        let log = match kind {
+            Log::NotJson => &mut logs.not_json,
+            Log::LateAnswer => &mut logs.late_answers,
+        };
+        for line in log.event(Instant::now(), message) {
+            crate::log(&line);
+        }
+        if let (None, Some(due)) = (was_due, logs.count_due()) {
+            let _ = self.count_due.send(due);
+        }
+    }
+
+    /// Writes the counts due by now.
+    fn write_due_counts(&self) {
+        let now = Instant::now();
+        for log in self.logs().all() {
+            if log.count_due().is_some_and(|due| due <= now) {
+                log.count().iter().for_each(|line| crate::log(line));
+            }
+        }
+    }
+
+    /// Writes every count: the child's stdout has ended.
+    fn write_counts(&self) {
+        for log in self.logs().all() {
+            log.count().iter().for_each(|line| crate::log(line));
+        }
+    }
+}
+
+/// Writes each count when it is due.
+async fn write_counts_when_due(
+    logs: Arc<ChildLogs>,
+    mut counts_due: mpsc::UnboundedReceiver<Instant>,
+) {
+    while let Some(due) = counts_due.recv().await {
+        tokio::time::sleep_until(due).await;
+        logs.write_due_counts();
+    }
+}

@@ -1,0 +1,95 @@
+//! The thread reading the client's lines: a request is registered and written
+//! to the child's stdin by this thread itself (no hand-off on the way to the
+//! child), a cancellation withdraws its request, anything else goes to the
+//! child as it is. Only the envelope of a single message is read (see
+//! `envelope`); a batch is read whole.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::client_io;
+use crate::envelope::{self, Envelope};
+use crate::lines::Lines;
+use crate::message::requests;
+use crate::stack::{LayerRequest, Stack};
+
+/// Starts the thread; `closed` is told at the end of the client's stdin, once
+/// the child's is closed.
+pub(crate) fn spawn(stack: Arc<Stack>, closed: oneshot::Sender<()>) -> std::io::Result<()> {
+    let stdin = client_io::stdin()?;
+    std::thread::Builder::new()
+        .name("stdin".to_owned())
+        .spawn(move || {
+            relay_client(&stack, Lines::new(stdin));
+            let _ = closed.send(());
+        })?;
+    Ok(())
+}
+
+fn relay_client(stack: &Stack, mut lines: Lines) {
+    let input = stack.child().input();
+    loop {
+        match lines.next() {
+            Ok(Some(line)) => client_line(stack, line),
+            Ok(None) => break,
+            Err(error) => {
+                crate::log(&format!("cannot read stdin: {error}"));
+                break;
+            }
+        }
+        if !lines.has_another() {
+            input.flush();
+        }
+    }
+    input.close();
+}
+
+fn client_line(stack: &Stack, line: &[u8]) {
+    let child = stack.child();
+    match envelope::read(line) {
+        Ok(Envelope::Single(fields)) if fields.is_request() => {
+            let is_tool_call = fields.method.as_deref() == Some("tools/call");
+            let id = fields.id.clone().unwrap_or_default();
+            stack.send(
+                line,
+                LayerRequest::single(fields),
+                vec![(id, is_tool_call)],
+                false,
+            );
+        }
+        Ok(Envelope::Single(fields)) => {
+            // A cancellation of a request the child was told of already is
+            // not sent again.
+            if let Some(id) = fields.cancelled_id()
+                && !child.withdraw(id)
+            {
+                return;
+            }
+            child.input().write(line);
+        }
+        Ok(Envelope::Batch) => client_batch(stack, line),
+        // Not JSON: the child answers it.
+        Err(_) => child.input().write(line),
+    }
+}
+
+/// A batch: its requests go through the layer when sent; its cancellations
+/// withdraw their requests; it goes to the child whole.
+fn client_batch(stack: &Stack, line: &[u8]) {
+    let child = stack.child();
+    let Ok(batch) = serde_json::from_slice::<Value>(line) else {
+        // JSON nested beyond serde_json's limit: the child answers it.
+        child.input().write(line);
+        return;
+    };
+    child.withdraw_cancelled_in(&batch);
+    let requests = requests(&batch);
+    if requests.is_empty() {
+        // Notifications and responses to the child's requests pass as they are.
+        child.input().write(line);
+        return;
+    }
+    stack.send(line, LayerRequest::Whole(batch), requests, true);
+}

@@ -1,0 +1,500 @@
+//! The service stack over one client request (`ToolErrorLayer` over
+//! `WithChildAnswer` over the `-32602` conversion over the child's answer),
+//! and when a request and its answer go through it.
+//!
+//! A request to which a timeout applies (a `tools/call` of a tool with a
+//! timeout) and a batch go through the layer when they are sent: the layer's
+//! future, polled by a task of the runtime, holds the timer and gets the
+//! child's answer from the thread reading the child, which waits until the
+//! answer is written before it reads on, so that the client sees the child's
+//! lines in the child's order.
+//!
+//! Any other request is sent without the layer: its future would only wait.
+//! Its answer goes through the layer in the thread that reads it when the
+//! layer may change it, which the answer's envelope says (a `tools/call`
+//! result whose `isError` is `true` or that may be a task handle, any answer
+//! to `tasks/get` or `tasks/result`; with `--invalid-params-as-tool-errors`,
+//! an answer to `tools/list` and an error answering a `tools/call`); every
+//! other answer is written as the child's bytes, unparsed, as the layer would
+//! have left it. The layer over an answer at hand is ready at its first poll.
+
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use mcp_tool_errors::ToolErrorLayer;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, oneshot};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::child::{Awaited, Child};
+use crate::client_io::ClientOutput;
+use crate::envelope::Fields;
+use crate::in_flight::{Awaiting, Refused, Waiting};
+use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
+use crate::options::Options;
+
+/// What the layer reads of a client message.
+#[derive(Debug, Clone)]
+pub(crate) enum LayerRequest {
+    /// One request: its id, its method, and its `params.name` (a
+    /// `tools/call`'s tool) or `params.taskId` (a `tasks/get`'s or
+    /// `tasks/result`'s task): what the layer reads of a request (its
+    /// telemetry reads `params._meta` too, which the command, recording no
+    /// spans, leaves out).
+    Single {
+        id: Value,
+        method: Method,
+        name: Option<Box<str>>,
+    },
+    /// A batch, read whole.
+    Whole(Value),
+}
+
+/// A request's method: the ones the relay tells apart without an allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Method {
+    ToolsCall,
+    ToolsList,
+    TasksGet,
+    TasksResult,
+    Other(Box<str>),
+}
+
+impl Method {
+    fn read(method: &str) -> Self {
+        match method {
+            "tools/call" => Self::ToolsCall,
+            "tools/list" => Self::ToolsList,
+            "tasks/get" => Self::TasksGet,
+            "tasks/result" => Self::TasksResult,
+            other => Self::Other(other.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Self::ToolsCall => "tools/call",
+            Self::ToolsList => "tools/list",
+            Self::TasksGet => "tasks/get",
+            Self::TasksResult => "tasks/result",
+            Self::Other(method) => method,
+        }
+    }
+}
+
+impl LayerRequest {
+    /// What the layer reads of the request whose envelope is `fields`.
+    pub(crate) fn single(fields: Fields<'_>) -> Self {
+        let method = Method::read(fields.method.as_deref().unwrap_or_default());
+        let name = match method {
+            Method::ToolsCall => fields.params.name,
+            Method::TasksGet | Method::TasksResult => fields.params.task_id,
+            _ => None,
+        };
+        Self::Single {
+            id: fields.id.unwrap_or_default(),
+            method,
+            name: name.map(Into::into),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Self::Single { id, method, name } => {
+                let params = match (&method, name) {
+                    (Method::ToolsCall, Some(name)) => json!({"name": name}),
+                    (_, Some(task_id)) => json!({"taskId": task_id}),
+                    (_, None) => json!({}),
+                };
+                json!({"jsonrpc": "2.0", "id": id, "method": method.as_str(), "params": params})
+            }
+            Self::Whole(batch) => batch,
+        }
+    }
+
+    /// Whether the layer (or the `-32602` conversion, when `invalid_params`
+    /// is on) may change the answer whose envelope is `answer`.
+    fn may_change(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
+        let Self::Single { method, .. } = self else {
+            return true;
+        };
+        match method {
+            Method::ToolsCall => {
+                answer.result.is_error
+                    || answer.result.may_be_task
+                    || (invalid_params && answer.has_error)
+            }
+            Method::TasksGet | Method::TasksResult => true,
+            Method::ToolsList => invalid_params,
+            Method::Other(_) => false,
+        }
+    }
+}
+
+/// The stack's parts, shared by the thread reading the client, the thread
+/// reading the child and the runtime.
+#[derive(Debug)]
+pub(crate) struct Stack {
+    layer: ToolErrorLayer,
+    invalid_params: InvalidParamsAsToolErrors<()>,
+    /// Whether every tool has a timeout; else, the tools that have one.
+    every_tool_timed: bool,
+    timed_tools: Vec<String>,
+    runtime: tokio::runtime::Handle,
+    child: Arc<Child>,
+    output: Arc<ClientOutput>,
+    answering: Arc<Answering>,
+}
+
+impl Stack {
+    pub(crate) fn new(
+        options: &Options,
+        runtime: tokio::runtime::Handle,
+        child: Arc<Child>,
+        output: Arc<ClientOutput>,
+    ) -> Self {
+        Self {
+            // Spans say what carries the session: the child's stdio pipes.
+            layer: options.layer().network_transport("pipe"),
+            invalid_params: InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
+            every_tool_timed: options.tool_timeout.is_some(),
+            timed_tools: options
+                .tool_timeout_for
+                .iter()
+                .map(|(tool, _)| tool.clone())
+                .collect(),
+            runtime,
+            child,
+            output,
+            answering: Arc::default(),
+        }
+    }
+
+    pub(crate) fn child(&self) -> &Arc<Child> {
+        &self.child
+    }
+
+    pub(crate) fn output(&self) -> &ClientOutput {
+        &self.output
+    }
+
+    /// Whether the layer's future holds a timer for `request`, or it is a
+    /// batch: it goes through the layer when it is sent.
+    fn through_the_layer_when_sent(&self, request: &LayerRequest) -> bool {
+        match request {
+            LayerRequest::Single { method, name, .. } => {
+                *method == Method::ToolsCall
+                    && name.as_deref().is_some_and(|name| {
+                        self.every_tool_timed || self.timed_tools.iter().any(|tool| tool == name)
+                    })
+            }
+            LayerRequest::Whole(_) => true,
+        }
+    }
+
+    /// Registers the client's request (or batch) `line` and writes it to the
+    /// child's stdin, unflushed; a request the wrapper answers itself (an id in
+    /// use, a child gone) is answered at once.
+    pub(crate) fn send(
+        &self,
+        line: &[u8],
+        request: LayerRequest,
+        requests: Vec<(Value, bool)>,
+        batch: bool,
+    ) {
+        let (answer, awaited) = if self.through_the_layer_when_sent(&request) {
+            let (sender, receiver) = oneshot::channel();
+            let settled = Arc::new(AtomicBool::new(false));
+            let awaiting = Awaiting {
+                answer: sender,
+                settled: settled.clone(),
+            };
+            let layer_future = (receiver, request.clone(), settled, self.answering.begin());
+            (Some(awaiting), Some(layer_future))
+        } else {
+            (None, None)
+        };
+        let waiting = Waiting {
+            requests,
+            batch,
+            request,
+            answer,
+        };
+        // Registered before it is sent, so that the answer always finds it.
+        let registered = self.child.in_flight().register(waiting);
+        match registered {
+            Ok(ticket) => {
+                self.child.input().write(line);
+                if let Some((receiver, request, settled, answering)) = awaited {
+                    let awaited = Awaited::new(receiver, ticket, self.child.clone());
+                    self.start(request, awaited, settled, answering);
+                }
+            }
+            Err(refused) => {
+                let Refused { answer, request } = *refused;
+                if let Some(answer) = self.answer_now(request, answer) {
+                    self.output.write_answer(answer);
+                }
+            }
+        }
+    }
+
+    /// Calls the layer for a request sent, in a task of the runtime that
+    /// writes its answer.
+    fn start(
+        &self,
+        request: LayerRequest,
+        awaited: Awaited,
+        settled: Arc<AtomicBool>,
+        answering: AnsweringOne,
+    ) {
+        // The layer's timer is made in the call.
+        let _runtime = self.runtime.enter();
+        let child_answer = ChildAnswer::default();
+        let mut service = self.layer.layer(WithChildAnswer::new(
+            self.invalid_params.over(awaited),
+            child_answer.clone(),
+        ));
+        if resolved(poll_fn(|cx| service.poll_ready(cx))).is_err() {
+            return;
+        }
+        let answer = service.call(request.into_value());
+        let (output, child) = (self.output.clone(), self.child.clone());
+        self.runtime.spawn(async move {
+            // A request the client cancelled gets no answer.
+            let value = answer.await.ok().flatten();
+            let answer = message::answered(value, &child_answer)
+                .filter(|_| !settled.swap(true, Ordering::AcqRel));
+            if answer.is_some() || child.cancels() {
+                // Neither pipe may stop the runtime: written in the blocking
+                // pool, the answer first.
+                tokio::task::spawn_blocking(move || {
+                    if let Some(answer) = answer {
+                        output.write_answer(answer);
+                    }
+                    child.send_cancellations();
+                    drop(answering);
+                });
+            }
+        });
+    }
+
+    /// The child's `line` answers `waiting`; `fields` is its envelope (`None`
+    /// for a batch). Written as the child's bytes when the layer would leave
+    /// it alone; else through the layer, here or in the task of the layer's
+    /// future, this thread waiting until it is written.
+    pub(crate) fn answer(&self, waiting: Waiting, line: &[u8], fields: Option<&Fields<'_>>) {
+        let may_change = fields.is_none_or(|fields| {
+            waiting
+                .request
+                .may_change(fields, self.invalid_params.is_on())
+        });
+        let (mut answer, awaiting) = match (may_change, waiting.answer) {
+            (false, None) => {
+                self.output.write(line);
+                return;
+            }
+            (false, Some(awaiting)) => {
+                // Written here, unless the layer answered first (its timeout
+                // fired in the same instant); the layer's future is told, so
+                // that it ends (with its timer) and writes nothing.
+                if !awaiting.settled.swap(true, Ordering::AcqRel) {
+                    self.output.write(line);
+                }
+                let _ = awaiting.answer.send(Answer::as_is(Vec::new()));
+                return;
+            }
+            (true, awaiting) => {
+                let answer = match serde_json::from_slice(line) {
+                    Ok(value) => Answer::from_child(line.to_vec(), value),
+                    // JSON the layer cannot read (nested beyond serde_json's
+                    // limit): passed on as it is.
+                    Err(_) => Answer::as_is(line.to_vec()),
+                };
+                (answer, awaiting)
+            }
+        };
+        match awaiting {
+            Some(awaiting) => {
+                let (queued, is_queued) = oneshot::channel();
+                answer.queued = Some(queued);
+                // A receiver dropped since (a timeout) takes no answer.
+                if awaiting.answer.send(answer).is_ok() {
+                    let _ = is_queued.blocking_recv();
+                }
+            }
+            None => {
+                if let Some(answer) = self.answer_now(waiting.request, answer) {
+                    self.output.write_answer(answer);
+                }
+            }
+        }
+    }
+
+    /// `answer` through the layer for `request`, at once: the answer to write.
+    pub(crate) fn answer_now(&self, request: LayerRequest, answer: Answer) -> Option<Answer> {
+        // A timeout may apply (to a request refused, or left by a dead
+        // child): the layer's timer is made in the runtime's context.
+        let _runtime = self.runtime.enter();
+        let child_answer = ChildAnswer::default();
+        let mut service = self.layer.layer(WithChildAnswer::new(
+            self.invalid_params.over(AtHand(Some(answer))),
+            child_answer.clone(),
+        ));
+        resolved(poll_fn(|cx| service.poll_ready(cx))).ok()?;
+        let value = resolved(service.call(request.into_value())).ok().flatten();
+        message::answered(value, &child_answer)
+    }
+
+    /// The child is gone: every request in flight is answered with its
+    /// `status`, and later ones at once. Called last, from the runtime.
+    pub(crate) fn child_gone(&self, status: String) {
+        for left in self.child.gone(status) {
+            if let Some(answer) = self.answer_now(left.request, left.answer) {
+                self.output.write_answer(answer);
+            }
+        }
+    }
+
+    /// Waits until every answer the layer's futures make is written.
+    pub(crate) async fn all_answered(&self) {
+        self.answering.none_left().await;
+    }
+}
+
+/// The output of a future that is ready at its first poll: the stack over an
+/// answer already at hand.
+fn resolved<F: Future>(future: F) -> F::Output {
+    let future = pin!(future);
+    match future.poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => unreachable!("the stack over an answer at hand is ready at once"),
+    }
+}
+
+/// The innermost service over an answer at hand.
+#[derive(Debug)]
+struct AtHand(Option<Answer>);
+
+impl Service<Value> for AtHand {
+    type Response = Answer;
+    type Error = Withdrawn;
+    type Future = std::future::Ready<Result<Answer, Withdrawn>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: Value) -> Self::Future {
+        std::future::ready(Ok(self.0.take().expect("one call per answer")))
+    }
+}
+
+/// The layer's futures not finished yet, with the writing of their answers.
+#[derive(Debug, Default)]
+struct Answering {
+    count: Mutex<usize>,
+    finished: Notify,
+}
+
+impl Answering {
+    fn begin(self: &Arc<Self>) -> AnsweringOne {
+        *self.count.lock().expect("never poisoned") += 1;
+        AnsweringOne(self.clone())
+    }
+
+    async fn none_left(&self) {
+        loop {
+            let mut finished = pin!(self.finished.notified());
+            finished.as_mut().enable();
+            if *self.count.lock().expect("never poisoned") == 0 {
+                return;
+            }
+            finished.await;
+        }
+    }
+}
+
+/// One future of the layer, until its answer is written or it has none.
+#[derive(Debug)]
+struct AnsweringOne(Arc<Answering>);
+
+impl Drop for AnsweringOne {
+    fn drop(&mut self) {
+        let mut count = self.0.count.lock().expect("never poisoned");
+        *count -= 1;
+        if *count == 0 {
+            self.0.finished.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{self, Envelope};
+
+    fn fields(line: &str) -> Fields<'_> {
+        match envelope::read(line.as_bytes()) {
+            Ok(Envelope::Single(fields)) => fields,
+            other => panic!("not a single message: {other:?}"),
+        }
+    }
+
+    fn request(method: &str) -> LayerRequest {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"name":"t","taskId":"x"}}}}"#
+        );
+        LayerRequest::single(fields(&line))
+    }
+
+    #[test]
+    fn only_answers_the_layer_may_change_are_read() {
+        let success = fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#);
+        let tool_error =
+            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#);
+        let task =
+            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"x"}}"#);
+        let error = fields(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
+        let call = request("tools/call");
+        assert!(!call.may_change(&success, true));
+        assert!(call.may_change(&tool_error, false));
+        assert!(call.may_change(&task, false));
+        assert!(!call.may_change(&error, false));
+        assert!(
+            call.may_change(&error, true),
+            "the -32602 conversion reads it"
+        );
+        for method in ["tasks/get", "tasks/result"] {
+            assert!(request(method).may_change(&success, false), "{method}");
+        }
+        assert!(!request("tools/list").may_change(&success, false));
+        assert!(
+            request("tools/list").may_change(&success, true),
+            "tools are listed"
+        );
+        assert!(!request("ping").may_change(&tool_error, true));
+        assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
+    }
+
+    #[test]
+    fn the_layer_reads_the_requests_id_method_and_tool_or_task() {
+        assert_eq!(
+            request("tools/call").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}})
+        );
+        assert_eq!(
+            request("tasks/get").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "x"}})
+        );
+        assert_eq!(
+            request("resources/read").into_value(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {}})
+        );
+    }
+}
