@@ -17,6 +17,10 @@ use serde_json::Value;
 
 /// A line that is JSON, read as JSON-RPC.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "an envelope lives on the stack for one line; boxing its fields would cost an allocation per message"
+)]
 pub(crate) enum Envelope<'a> {
     /// An array: a batch, which the relay reads whole.
     Batch,
