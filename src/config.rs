@@ -7,6 +7,7 @@ use crate::model::ToolResult;
 use crate::panic;
 use crate::render::{ErrorRenderer, cap_count, render_error, rerender_body, split_rendered};
 use crate::sanitize::{Count, Sanitizer, Tally};
+use crate::tasks::TaskMemory;
 use crate::timeout::Timeouts;
 
 /// The message given to the model when an error result has no text item at all.
@@ -19,7 +20,16 @@ const NO_TEXT_MESSAGE: &str = "The tool reported an error without any text.";
 pub(crate) const RENDER_FAILED_MESSAGE: &str =
     "The tool failed and its error could not be rendered. The details are in the server log.";
 
-/// What the layer was configured with; cloned into each response future.
+/// What every response future of a service reads: the layer's settings and its
+/// memory of tasks, behind one reference count, so that a request costs one
+/// increment and a future holds one pointer.
+#[derive(Debug)]
+pub(crate) struct Shared<R> {
+    pub(crate) config: Config<R>,
+    pub(crate) tasks: TaskMemory,
+}
+
+/// What the layer was configured with.
 ///
 /// Cloning is a copy unless a scrubber is set (then one reference count).
 #[derive(Clone, Default)]

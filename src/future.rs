@@ -4,17 +4,17 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 use tracing::Span;
 
 use crate::answers;
-use crate::config::Config;
+use crate::config::{Config, Shared};
 use crate::model::{Calls, Request, Response};
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
-use crate::tasks::TaskMemory;
 use crate::telemetry::{self, OperationDuration};
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
@@ -43,8 +43,8 @@ pin_project! {
         // `Some` only when a timeout applies and the request has a way to stop
         // the work its handler started.
         cancellation: Option<Req::Cancellation>,
-        config: Config<R>,
-        tasks: TaskMemory,
+        // The layer's settings and memory of tasks.
+        shared: Arc<Shared<R>>,
         // Entered at every poll, so the inner future and the layer's own events
         // run inside it; disabled (and free) without a subscriber that records it.
         span: Span,
@@ -70,8 +70,7 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
         future: F,
         timer: Option<(Timer, Option<Req::Cancellation>)>,
         calls: Calls,
-        config: Config<R>,
-        tasks: TaskMemory,
+        shared: Arc<Shared<R>>,
         span: Span,
         duration: OperationDuration,
     ) -> Self {
@@ -83,8 +82,7 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
             timer,
             calls,
             cancellation,
-            config,
-            tasks,
+            shared,
             span,
             duration,
         }
@@ -93,8 +91,7 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
     pub(crate) fn panicked(
         panic: CaughtPanic,
         calls: Calls,
-        config: Config<R>,
-        tasks: TaskMemory,
+        shared: Arc<Shared<R>>,
         span: Span,
         duration: OperationDuration,
     ) -> Self {
@@ -103,8 +100,7 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
             timer: None,
             calls,
             cancellation: None,
-            config,
-            tasks,
+            shared,
             span,
             duration,
         }
@@ -134,24 +130,29 @@ where
                     let Poll::Ready(timed_out) = timer.poll_expired(cx) else {
                         return Poll::Pending;
                     };
-                    drop_inner_future(this.state, this.config);
+                    drop_inner_future(this.state, &this.shared.config);
                     if let Some(cancellation) = this.cancellation {
                         Req::cancel(cancellation);
                     }
                     Unanswered::TimedOut(timed_out)
                 }
                 Ok(Poll::Ready(mut result)) => {
-                    drop_inner_future(this.state, this.config);
+                    drop_inner_future(this.state, &this.shared.config);
                     let recording = telemetry::is_recording(this.span, this.duration);
-                    let read =
-                        answers::read(this.calls, &mut result, this.config, this.tasks, recording);
+                    let read = answers::read(
+                        this.calls,
+                        &mut result,
+                        &this.shared.config,
+                        &this.shared.tasks,
+                        recording,
+                    );
                     telemetry::record_answer(this.span, this.duration, read.delivered, || {
                         read.outcome
                     });
                     return Poll::Ready(result);
                 }
                 Err(panic) => {
-                    drop_inner_future(this.state, this.config);
+                    drop_inner_future(this.state, &this.shared.config);
                     Unanswered::Panicked(panic)
                 }
             },
@@ -161,7 +162,7 @@ where
             },
             StateProj::Done => panic!("future polled after completion"),
         };
-        let (answer, outcome) = unanswered.respond(this.calls, this.config);
+        let (answer, outcome) = unanswered.respond(this.calls, &this.shared.config);
         telemetry::record_outcome(this.span, this.duration, unanswered.cause(), || outcome);
         Poll::Ready(answer)
     }

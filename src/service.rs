@@ -1,10 +1,11 @@
 //! [`ToolErrors`]: the service that wraps the inner MCP service.
 
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tower_service::Service;
 
-use crate::config::Config;
+use crate::config::{Config, Shared};
 use crate::future::ResponseFuture;
 use crate::model::{Request, Response};
 use crate::panic;
@@ -68,8 +69,7 @@ use crate::timeout::Timer;
 #[derive(Clone)]
 pub struct ToolErrors<S, R = Llmxml> {
     inner: S,
-    config: Config<R>,
-    tasks: TaskMemory,
+    shared: Arc<Shared<R>>,
 }
 
 impl<S> ToolErrors<S> {
@@ -83,8 +83,7 @@ impl<S, R> ToolErrors<S, R> {
     pub(crate) fn from_parts(inner: S, config: Config<R>, tasks: TaskMemory) -> Self {
         Self {
             inner,
-            config,
-            tasks,
+            shared: Arc::new(Shared { config, tasks }),
         }
     }
 
@@ -93,7 +92,7 @@ impl<S, R> ToolErrors<S, R> {
     /// by a `tools/call` and not forgotten yet, at most
     /// [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks).
     pub fn remembered_tasks(&self) -> usize {
-        self.tasks.len()
+        self.shared.tasks.len()
     }
 
     /// The inner service.
@@ -119,8 +118,8 @@ where
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolErrors")
             .field("inner", &self.inner)
-            .field("config", &self.config)
-            .field("tasks", &self.tasks)
+            .field("config", &self.shared.config)
+            .field("tasks", &self.shared.tasks)
             .finish()
     }
 }
@@ -141,20 +140,18 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let (span, duration) = telemetry::start(&request, self.config.network_transport);
+        let (span, duration) = telemetry::start(&request, self.shared.config.network_transport);
         let calls = request.calls();
         let timer = self
+            .shared
             .config
             .timeouts
             .for_tools(calls.tools())
             .map(|timeout| (Timer::start(timeout), request.cancellation()));
-        let config = self.config.clone();
-        let tasks = self.tasks.clone();
+        let shared = self.shared.clone();
         match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
-            Ok(future) => {
-                ResponseFuture::running(future, timer, calls, config, tasks, span, duration)
-            }
-            Err(panic) => ResponseFuture::panicked(panic, calls, config, tasks, span, duration),
+            Ok(future) => ResponseFuture::running(future, timer, calls, shared, span, duration),
+            Err(panic) => ResponseFuture::panicked(panic, calls, shared, span, duration),
         }
     }
 }
