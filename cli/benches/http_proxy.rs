@@ -26,7 +26,9 @@
 //! at least 0.95 times direct at 32 in flight (U2).
 //!
 //! Run with `cargo bench -p mcp-tool-errors-cli --bench http_proxy` (a few
-//! minutes; not part of the test run). Without nginx (`/usr/sbin/nginx`, or
+//! minutes; not part of the test run; `-- u1` or `-- u2` for one upstream).
+//! `HTTP_PROXY_BENCH_BASELINE=PATH` adds a column for another build of the
+//! command, in front of U1, to compare two builds under the same load. Without nginx (`/usr/sbin/nginx`, or
 //! `nginx` on `PATH`) its column is skipped. Figures go in docs/performance.md.
 
 use std::net::{SocketAddr, TcpListener};
@@ -75,7 +77,23 @@ fn main() {
 }
 
 async fn run() {
+    // `cargo bench ... -- u1` (or `u2`) runs one upstream's part only.
+    let parts: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
     println!("{}", uptime());
+    if wanted("u1") {
+        rmcp_upstream().await;
+    }
+    if wanted("u2") {
+        python_upstream().await;
+    }
+}
+
+/// U1: direct, through nginx, through the command.
+async fn rmcp_upstream() {
     let rmcp = Process::listening(
         Command::new(rmcp_http_example())
             .env("PORT", "0")
@@ -90,6 +108,12 @@ async fn run() {
     }
     let proxy = Process::command_in_front_of(rmcp.address);
     routes.push(Route::new("mcp-tool-errors", proxy.address, true));
+    // Another build of the command, to compare two builds under the same load.
+    let baseline = std::env::var_os("HTTP_PROXY_BENCH_BASELINE")
+        .map(|command| Process::proxy_in_front_of(Path::new(&command), rmcp.address));
+    if let Some(baseline) = &baseline {
+        routes.push(Route::new("baseline build", baseline.address, true));
+    }
 
     println!("\nU1, the rmcp_http example (MCP_TOOL_ERRORS=off), event-stream answers");
     let latencies = latency(&routes, Workload::Rmcp, LATENCY_CALLS).await;
@@ -103,8 +127,10 @@ async fn run() {
     }
     print_throughput(&routes, &rates);
     print_targets(&routes, &latencies, &rates);
-    drop((proxy, nginx, rmcp));
+}
 
+/// U2: direct and through the command.
+async fn python_upstream() {
     let cli = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = cli.join("../.tools/python/bin/python");
     if !python.exists() {
@@ -449,7 +475,10 @@ fn print_targets(routes: &[Route], latencies: &Latencies, rates: &[(usize, Vec<V
     let Some(nginx) = routes.iter().position(|route| route.name == "nginx") else {
         return;
     };
-    let proxy = routes.len() - 1;
+    let proxy = routes
+        .iter()
+        .position(|route| route.name == "mcp-tool-errors")
+        .expect("the command is measured");
     for kind in [Call::Echo, Call::Fail] {
         let p50 = |route: usize| micros(percentile(samples_of(&latencies[route], kind), 0.5));
         let (proxy_added, nginx_added) = (p50(proxy) - p50(0), p50(nginx) - p50(0));
@@ -561,8 +590,13 @@ impl Process {
 
     /// The command in HTTP mode in front of the upstream at `upstream`.
     fn command_in_front_of(upstream: SocketAddr) -> Self {
+        Self::proxy_in_front_of(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")), upstream)
+    }
+
+    /// `command` (a build of the command) in HTTP mode in front of `upstream`.
+    fn proxy_in_front_of(command: &Path, upstream: SocketAddr) -> Self {
         Self::listening(
-            Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors")).args([
+            Command::new(command).args([
                 "--upstream",
                 &format!("http://{upstream}/mcp"),
                 "--listen",
@@ -632,9 +666,15 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// SIGTERM, nginx's fast shutdown: the master stops its workers, which a
+    /// SIGKILL of the master would leave running.
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        if example::wait_bounded(&mut self.child, PATIENCE).is_none() {
+            println!("(nginx did not stop within {PATIENCE:?}: killed)");
+        }
         let _ = std::fs::remove_dir_all(&self.directory);
     }
 }
@@ -687,15 +727,23 @@ fn free_port() -> SocketAddr {
 }
 
 /// The `rmcp_http` example of the library, built in release with the `rmcp`
-/// feature (cargo's no-op when it is fresh).
+/// feature (cargo's no-op when it is fresh), in this bench's target directory
+/// (`<target>/release/deps/http_proxy-…`), however the bench was started.
 fn rmcp_http_example() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let bench = std::env::current_exe().expect("the bench's path");
+    let target = bench
+        .ancestors()
+        .nth(3)
+        .expect("the bench runs from <target>/release/deps");
     let mut child = Command::new(cargo)
         .args(["build", "--release", "--quiet", "--message-format=json"])
         .args(["--example", "rmcp_http", "--features", "rmcp"])
         .arg("--manifest-path")
         .arg(manifest)
+        .arg("--target-dir")
+        .arg(target)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
