@@ -21,6 +21,7 @@ mod rmcp_tools;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use mcp_tool_errors::ToolErrorLayer;
 use mcp_tool_errors::rmcp::ServerHandlerExt;
 use rmcp::task_manager::TaskManager;
@@ -64,6 +65,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener =
         tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
     tracing::info!("listening on http://{}/mcp", listener.local_addr()?);
+    // Without TCP_NODELAY, the end of an event stream written in several
+    // pieces waits for the client's delayed ACK (40 ms) on a kept-alive
+    // connection.
+    let listener = listener.tap_io(|connection| {
+        let _ = connection.set_nodelay(true);
+    });
     axum::serve(listener, app).await?;
     Ok(())
 }

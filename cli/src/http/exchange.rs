@@ -128,14 +128,36 @@ pub(crate) async fn exchange(
         Some(Head::Stream(mut parts)) => {
             headers::remove_hop_by_hop(&mut parts.headers);
             parts.headers.remove(header::CONTENT_LENGTH);
-            tokio::spawn(async move {
+            let finishing = Box::pin(async move {
                 finish_stream(answer.await, &delivered, &events, &cancel, &to_client).await;
             });
+            if let Some(unfinished) = gather(finishing).await {
+                tokio::spawn(unfinished);
+            }
             Response::from_parts(parts, body.boxed())
         }
         // No head for the client: the answer goes in a JSON body.
         None => json_response(answer.await, &delivered, &cancel),
     }
+}
+
+/// How many turns of the runtime [`gather`] gives a stream's relay.
+const GATHER_TURNS: usize = 4;
+
+/// Runs `relay` (the rest of an event stream) for a few turns of the runtime
+/// before the stream's head is sent, so that the events the upstream sent with
+/// its head (hyper's client hands a body on a frame per turn) go to the client
+/// in the head's write instead of one write each; returns it unfinished when
+/// it waits longer, for instance for the upstream's next bytes.
+async fn gather<F: Future<Output = ()> + Unpin>(mut relay: F) -> Option<F> {
+    for _ in 0..GATHER_TURNS {
+        let step = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut relay).poll(cx))).await;
+        if step.is_ready() {
+            return None;
+        }
+        tokio::task::yield_now().await;
+    }
+    Some(relay)
 }
 
 /// What the upstream call sends the client's side when the response is not one

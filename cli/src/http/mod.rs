@@ -113,6 +113,10 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
 /// request being served is finished and no other is read; a connection that
 /// has sent no request yet gets [`drain::FIRST_REQUEST_GRACE`] to send one.
 fn serve(proxy: Arc<proxy::Proxy>, stream: TcpStream, client_address: SocketAddr) {
+    // An answer goes out in pieces (an event stream's head, each event):
+    // without TCP_NODELAY the last piece would wait for the client's delayed
+    // ACK (40 ms on Linux) on a kept-alive connection.
+    let _ = stream.set_nodelay(true);
     tokio::spawn(async move {
         let drain = proxy.drain().clone();
         let request_read = Arc::new(Notify::new());
