@@ -11,6 +11,7 @@ use std::fs::File;
 use std::future::Future;
 use std::io::{BufWriter, Write};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
@@ -31,6 +32,10 @@ pub(crate) struct Child {
     /// timeout's answer is written: the client hears of the timeout before
     /// anything the child says about it.
     cancellations: Mutex<Vec<u8>>,
+    /// Whether a thread is sending the cancellations: one at a time, so that a
+    /// child that stops reading its stdin holds one thread of the blocking
+    /// pool, not one per timeout.
+    sending_cancellations: AtomicBool,
 }
 
 impl Child {
@@ -39,6 +44,7 @@ impl Child {
             in_flight: Mutex::new(InFlight::default()),
             input: ChildInput::new(stdin),
             cancellations: Mutex::default(),
+            sending_cancellations: AtomicBool::new(false),
         })
     }
 
@@ -115,12 +121,20 @@ impl Child {
         !self.cancellations().is_empty()
     }
 
-    /// Sends the wrapper's own cancellations to the child. Blocking.
+    /// Sends the wrapper's own cancellations to the child. Blocking, unless
+    /// another thread is sending them: that one sends these too.
     pub(crate) fn send_cancellations(&self) {
-        let lines = std::mem::take(&mut *self.cancellations());
-        if !lines.is_empty() {
-            self.input.write(&lines);
-            self.input.flush();
+        while self.cancels() {
+            if self.sending_cancellations.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            let lines = std::mem::take(&mut *self.cancellations());
+            if !lines.is_empty() {
+                self.input.write(&lines);
+                self.input.flush();
+            }
+            // Lines queued while this thread wrote are seen by the loop's test.
+            self.sending_cancellations.store(false, Ordering::Release);
         }
     }
 }

@@ -134,17 +134,56 @@ async fn a_call_the_client_cancels_is_not_answered_when_the_child_dies() {
     assert_eq!(session.wait().await.code(), Some(3));
 }
 
+#[tokio::test]
+async fn resident_memory_stays_flat_over_a_hundred_thousand_timed_out_calls() {
+    if cfg!(not(target_os = "linux")) {
+        return;
+    }
+    // The child never answers a `hang`: every call is answered by its timeout,
+    // and its id is then remembered as given up, in case the child answers late.
+    let server = Server::scripted(json!({"on": {}}));
+    let mut session = Session::wrapped(&["--tool-timeout", "1ms"], &server);
+    const ROUND: usize = 1000;
+    // Warm-up: the allocator's, the tables' and the timers' high-water marks.
+    for round in 0..10 {
+        timed_out_calls(&mut session, round * ROUND, ROUND).await;
+    }
+    let before = resident_kb(session.pid());
+    let mut most_threads = 0;
+    for round in 10..110 {
+        timed_out_calls(&mut session, round * ROUND, ROUND).await;
+        most_threads = most_threads.max(process_status(session.pid(), "Threads:"));
+    }
+    let after = resident_kb(session.pid());
+    eprintln!(
+        "resident memory: {before} kB before, {after} kB after 100,000 timed-out calls; \
+         at most {most_threads} threads"
+    );
+    assert!(
+        after <= before + 2048,
+        "{before} kB before, {after} kB after 100,000 timed-out calls"
+    );
+    // The runtime's thread, one per pipe, and the blocking pool's four: a
+    // timeout's answer does not start a thread of its own.
+    assert!(most_threads <= 8, "{most_threads} threads");
+}
+
 /// The resident memory of process `pid`, in kB.
 fn resident_kb(pid: u32) -> u64 {
+    process_status(pid, "VmRSS:")
+}
+
+/// The number on the line `key` of `/proc/PID/status`.
+fn process_status(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc is read");
     let line = status
         .lines()
-        .find(|line| line.starts_with("VmRSS:"))
-        .expect("VmRSS is listed");
+        .find(|line| line.starts_with(key))
+        .unwrap_or_else(|| panic!("{key} is listed"));
     line.split_whitespace()
         .nth(1)
-        .and_then(|kb| kb.parse().ok())
-        .expect("VmRSS is a number of kB")
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("{key} is a number"))
 }
 
 /// `count` calls from `first` on, each with a long string id, each cancelled
@@ -192,4 +231,25 @@ async fn resident_memory_stays_flat_over_a_hundred_thousand_cancelled_calls() {
         after <= before + 2048,
         "{before} kB before, {after} kB after 100,000 cancelled calls"
     );
+}
+
+/// `count` calls from `first` on, each with a long string id, sent together;
+/// returns once each is answered, by its timeout.
+async fn timed_out_calls(session: &mut Session, first: usize, count: usize) {
+    let padding = "x".repeat(200);
+    let lines: Vec<String> = (first..first + count)
+        .map(|n| {
+            let mut call = tool_call(0, "hang", json!({}));
+            call["id"] = json!(format!("{padding}-{n}"));
+            call.to_string()
+        })
+        .collect();
+    session.send(&lines.join("\n")).await;
+    for _ in 0..count {
+        let answer: Value = serde_json::from_str(&session.line().await).expect("JSON");
+        assert_eq!(
+            answer["result"]["isError"], true,
+            "a timeout's answer: {answer}"
+        );
+    }
 }
