@@ -182,6 +182,9 @@ enum Delivered {
     GivenUp,
     /// The client went away while its events were relayed.
     ClientGone,
+    /// The server ended the event stream before the answer, after an event id
+    /// the client resumes the stream from: the stream ends without an answer.
+    Resumable,
     /// A JSON body holding the answer: the response's head, its bytes, and the
     /// answer as the upstream sent it.
     Json {
@@ -285,7 +288,7 @@ async fn finish_stream(
     to_client: &ToClient,
 ) {
     let (event, rest) = match take(delivered) {
-        Delivered::ClientGone => return,
+        Delivered::ClientGone | Delivered::Resumable => return,
         Delivered::Event {
             event,
             original,
@@ -616,8 +619,13 @@ impl UpstreamCall {
         let _ = head.send(Head::Stream(parts));
         let ids: Vec<Value> = requests(&message).into_iter().map(|(id, _)| id).collect();
         let mut splitter = sse::EventSplitter::default();
+        // Whether the client holds an event id to resume the stream from.
+        let mut resumable = false;
         loop {
             while let Some(event) = splitter.next_event() {
+                if let Some(id) = sse::id(&event) {
+                    resumable = !id.is_empty();
+                }
                 if let Some(answer) = answer_in(&event, &ids) {
                     let rest = StreamRest { splitter, body };
                     put(
@@ -648,6 +656,13 @@ impl UpstreamCall {
                         describe(&error)
                     ));
                     break;
+                }
+                None if resumable => {
+                    // The server ended the stream on purpose, for the client to
+                    // resume it with `GET` (allowed from 2025-11-25): the call
+                    // still runs, and its answer comes on the resumed stream.
+                    put(delivered, Delivered::Resumable);
+                    return Value::Null;
                 }
                 None => break,
             }

@@ -119,6 +119,17 @@ pub(crate) fn data(event: &[u8]) -> Option<Vec<u8>> {
     data
 }
 
+/// The event's id: the value of its last `id` line (empty when the event resets
+/// the stream's last event id); `None` when it has none. As the SSE standard
+/// says, an `id` holding a NUL is ignored.
+pub(crate) fn id(event: &[u8]) -> Option<&[u8]> {
+    lines(event)
+        .map(|(line, _)| field(line))
+        .filter(|(name, value)| *name == b"id" && !value.contains(&0))
+        .map(|(_, value)| value)
+        .last()
+}
+
 /// The event with its data replaced by `message`, where its first `data` line
 /// was; every other line kept as it is. A newline in `message` (whitespace
 /// between JSON tokens, kept from data the upstream wrote on several lines)
@@ -195,6 +206,14 @@ mod tests {
                 assert!(rest.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn an_events_id_is_its_last_id_line_and_a_nul_is_ignored() {
+        assert_eq!(id(b"id: e1\ndata: x\n\n"), Some(&b"e1"[..]));
+        assert_eq!(id(b"id: e1\nid\n\n"), Some(&b""[..]));
+        assert_eq!(id(b"id: e2\r\nid: a\0b\r\n\r\n"), Some(&b"e2"[..]));
+        assert_eq!(id(b"data: x\n\n"), None);
     }
 
     #[test]

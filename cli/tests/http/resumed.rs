@@ -95,3 +95,68 @@ async fn an_answer_to_a_call_of_another_session_or_never_relayed_passes_as_it_is
         format!("id: e3\ndata: {}\n\n", error_result(8, "not relayed"))
     );
 }
+
+#[tokio::test]
+async fn a_stream_the_server_ends_after_an_event_id_is_ended_without_an_answer_for_the_client_to_resume()
+ {
+    // From 2025-11-25 a server may close a `POST`'s stream before its answer
+    // once it has sent an event id, for the client to resume with `GET`: the
+    // call still runs, and its answer comes on the resumed stream.
+    let primed = "id: e1\nretry: 10\ndata: \n\n";
+    let replayed = format!("id: e2\ndata: {}\n\n", error_result(7, "exit status 2"));
+    let upstream = Upstream::start(move |received| match received.method.as_str() {
+        "POST" => Reply::events(&[primed]),
+        _ => Reply::events(&[&replayed]),
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+
+    let response = proxy
+        .post(&tool_call(7, "build"), &[("mcp-session-id", "s-1")])
+        .await;
+    let mut events = Events::new(response);
+    assert_eq!(events.next().await.unwrap(), primed);
+    assert_eq!(events.next().await, None, "no answer of the proxy's own");
+
+    let mut resumed = Events::new(proxy.send(resume("s-1", "e1")).await);
+    let event = resumed.next().await.unwrap();
+    assert_eq!(
+        event_data(&event)["result"]["content"][0]["text"],
+        render_error("build", "exit status 2")
+    );
+    let methods: Vec<String> = upstream
+        .received()
+        .iter()
+        .map(|received| received.method.clone())
+        .collect();
+    assert_eq!(methods, ["POST", "GET"], "nothing cancelled at the server");
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_before_the_answer_without_an_event_id_or_after_one_reset_is_answered() {
+    // Nothing to resume from: an id never sent, or reset by an empty `id`.
+    for events_sent in [
+        "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n",
+        "id: e1\ndata: \n\nid\ndata: \n\n",
+    ] {
+        let upstream = Upstream::start(move |_| Reply::events(&[events_sent])).await;
+        let proxy = Proxy::start(&upstream.url(), &[]).await;
+        let response = proxy
+            .post(&tool_call(7, "build"), &[("mcp-session-id", "s-1")])
+            .await;
+        let mut events = Events::new(response);
+        let mut last = None;
+        while let Some(event) = events.next().await {
+            last = Some(event);
+        }
+        let last = last.expect("events");
+        assert_eq!(
+            event_data(&last)["result"]["content"][0]["text"],
+            render_error(
+                "build",
+                "The server closed the connection before answering."
+            ),
+            "{events_sent:?}"
+        );
+    }
+}
