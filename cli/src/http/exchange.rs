@@ -482,7 +482,7 @@ impl UpstreamCall {
         let proxy = self.proxy.clone();
         let delivered = self.delivered.clone();
         tokio::select! {
-            answer = self.run_upstream(message.clone()) => answer,
+            answer = self.run_upstream(&message) => answer,
             () = proxy.drain().reached(Phase::Expired) => {
                 crate::log("the drain timeout passed before the server answered");
                 put(&delivered, Delivered::GivenUp);
@@ -491,7 +491,7 @@ impl UpstreamCall {
         }
     }
 
-    async fn run_upstream(self, message: Value) -> Value {
+    async fn run_upstream(self, message: &Value) -> Value {
         let response = self.proxy.client().request(self.request);
         let response = match self.head_timeout {
             Some(timeout) => match tokio::time::timeout(timeout, response).await {
@@ -503,7 +503,7 @@ impl UpstreamCall {
                         humantime::format_duration(timeout)
                     ));
                     put(&self.delivered, Delivered::GivenUp);
-                    return Failure::NoAnswerWithin(timeout).answer(&message);
+                    return Failure::NoAnswerWithin(timeout).answer(message);
                 }
             },
             None => response.await,
@@ -522,7 +522,7 @@ impl UpstreamCall {
                     describe(&error)
                 ));
                 put(&self.delivered, Delivered::Made);
-                return failure.answer(&message);
+                return failure.answer(message);
             }
         };
         let status = response.status();
@@ -558,7 +558,7 @@ impl UpstreamCall {
     /// without one becomes a [`Failure`]; any other body passes as it is.
     async fn read_json(
         response: Response<Incoming>,
-        message: Value,
+        message: &Value,
         delivered: &Mutex<Delivered>,
     ) -> Value {
         let (parts, body) = response.into_parts();
@@ -570,7 +570,7 @@ impl UpstreamCall {
                 ));
                 // The server has answered: nothing to cancel.
                 put(delivered, Delivered::Made);
-                return Failure::TooLarge.answer(&message);
+                return Failure::TooLarge.answer(message);
             }
             Err(error) => {
                 crate::log(&format!(
@@ -578,7 +578,7 @@ impl UpstreamCall {
                     describe(&*error)
                 ));
                 put(delivered, Delivered::Made);
-                return Failure::ClosedBeforeAnswer.answer(&message);
+                return Failure::ClosedBeforeAnswer.answer(message);
             }
         };
         match serde_json::from_slice::<Value>(&bytes) {
@@ -596,7 +596,7 @@ impl UpstreamCall {
             _ if parts.status.is_server_error() => {
                 crate::log(&format!("the server answered HTTP {}", parts.status));
                 put(delivered, Delivered::Made);
-                Failure::Status(parts.status).answer(&message)
+                Failure::Status(parts.status).answer(message)
             }
             _ => {
                 put(delivered, Delivered::Raw { parts, bytes });
@@ -609,7 +609,7 @@ impl UpstreamCall {
     /// resolves with the answer's message.
     async fn relay_events(
         response: Response<Incoming>,
-        message: Value,
+        message: &Value,
         head: oneshot::Sender<Head>,
         events: mpsc::Sender<Bytes>,
         delivered: &Mutex<Delivered>,
@@ -617,7 +617,7 @@ impl UpstreamCall {
     ) -> Value {
         let (parts, mut body) = response.into_parts();
         let _ = head.send(Head::Stream(parts));
-        let ids: Vec<Value> = requests(&message).into_iter().map(|(id, _)| id).collect();
+        let ids: Vec<Value> = requests(message).into_iter().map(|(id, _)| id).collect();
         let mut splitter = sse::EventSplitter::default();
         // Whether the client holds an event id to resume the stream from.
         let mut resumable = false;
@@ -673,11 +673,11 @@ impl UpstreamCall {
                 ));
                 // The server may still be working on the request.
                 put(delivered, Delivered::GivenUp);
-                return Failure::TooLarge.answer(&message);
+                return Failure::TooLarge.answer(message);
             }
         }
         put(delivered, Delivered::Made);
-        Failure::ClosedBeforeAnswer.answer(&message)
+        Failure::ClosedBeforeAnswer.answer(message)
     }
 }
 
