@@ -135,6 +135,7 @@ async fn a_call_the_client_cancels_is_not_answered_when_the_child_dies() {
 }
 
 #[tokio::test]
+#[ignore = "120,000 calls, 40 s against a debug build: .ci/run runs it once, against the wheel's executable"]
 async fn resident_memory_stays_flat_over_a_hundred_thousand_timed_out_calls() {
     if cfg!(not(target_os = "linux")) {
         return;
@@ -248,9 +249,10 @@ async fn timed_out_calls(session: &mut Session, first: usize, count: usize) {
         .collect();
     session.send(&lines.join("\n")).await;
     for _ in 0..count {
-        let answer: Value = serde_json::from_str(&session.line().await).expect("JSON");
-        assert_eq!(
-            answer["result"]["isError"], true,
+        // Not parsed: 120,000 parses would cost this test more than the command.
+        let answer = session.line().await;
+        assert!(
+            answer.contains(r#""isError":true"#),
             "a timeout's answer: {answer}"
         );
     }
