@@ -50,20 +50,16 @@ use clap::Parser;
 
 fn main() {
     let options = options::Options::parse();
+    let http = options.upstream.clone().zip(options.listen);
     let mut runtime = tokio::runtime::Builder::new_current_thread();
     runtime.enable_all();
-    let code = match (options.upstream.clone(), options.listen) {
-        (Some(upstream), Some(listen)) => {
-            let runtime = runtime.build().expect("the runtime starts");
-            runtime.block_on(http::run(&options, upstream, listen))
-        }
-        _ => {
-            let runtime = runtime
-                .max_blocking_threads(relay::BLOCKING_THREADS)
-                .build()
-                .expect("the runtime starts");
-            runtime.block_on(relay::run(options))
-        }
+    if http.is_none() {
+        runtime.max_blocking_threads(relay::BLOCKING_THREADS);
+    }
+    let runtime = runtime.build().expect("the runtime starts");
+    let code = match http {
+        Some((upstream, listen)) => runtime.block_on(http::run(&options, upstream, listen)),
+        None => runtime.block_on(relay::run(options)),
     };
     // Not dropping the runtime: a blocking read of stdin may still be waiting,
     // and the answers are written and flushed already.
