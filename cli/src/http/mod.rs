@@ -15,7 +15,8 @@
 //! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
 //! `failure` (the answers when the upstream gives none), `head_timeout` (how
 //! long the upstream may take to answer), `task_ids` (the task
-//! ids the client sees, which carry what any replica needs), and `body`.
+//! ids the client sees, which carry what any replica needs), `body`, and
+//! `workers` (a thread and a runtime per CPU, accepting from one listener).
 
 mod body;
 mod drain;
@@ -28,7 +29,9 @@ mod replayed;
 mod sse;
 mod task_ids;
 mod upstream;
+mod workers;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,13 +45,14 @@ use tokio::sync::Notify;
 pub(crate) use upstream::{UpstreamUrl, parse_upstream};
 
 use crate::http::drain::{Drain, Phase};
+use crate::http::workers::Workers;
 use crate::options::Options;
 
 /// Serves `listen` until the process is stopped; returns the exit status when
 /// it cannot start.
 pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: SocketAddr) -> i32 {
-    let client = match upstream::client(&upstream) {
-        Ok(client) => client,
+    let connector = match upstream::connector(&upstream) {
+        Ok(connector) => connector,
         Err(error) => {
             crate::log(&format!(
                 "cannot load the platform's root certificates for an https:// upstream: {error}"
@@ -64,32 +68,41 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
         }
     };
     let stop = stop_signal();
-    tokio::pin!(stop);
+    let (phase, drain) = Drain::new();
+    let proxy = Arc::new(proxy::Proxy::new(
+        upstream,
+        upstream::client(&connector),
+        options,
+        drain,
+    ));
+    // The other workers accept from copies of the listener.
+    let listener = match listener.into_std() {
+        Ok(listener) => listener,
+        Err(error) => {
+            crate::log(&format!("cannot share the listener: {error}"));
+            return 1;
+        }
+    };
+    let workers = Workers::start(&listener, &proxy, &connector);
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(error) => {
+            crate::log(&format!("cannot listen on {listen}: {error}"));
+            return 1;
+        }
+    };
     match listener.local_addr() {
-        // What a script (or a test) that asked for port 0 reads to find the port.
+        // What a script (or a test) that asked for port 0 reads to find the
+        // port: every worker accepts by then.
         Ok(address) => crate::log(&format!("listening on {address}")),
         Err(error) => {
             crate::log(&format!("cannot read the address listened on: {error}"));
             return 1;
         }
     }
-    let (phase, drain) = Drain::new();
-    let proxy = Arc::new(proxy::Proxy::new(upstream, client, options, drain));
-    loop {
-        let (stream, client_address) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors, most likely: wait for some to close.
-                    crate::log(&format!("cannot accept a connection: {error}"));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            () = &mut stop => break,
-        };
-        serve(proxy.clone(), stream, client_address);
-    }
+    accept(&listener, &proxy, stop).await;
+    // The queued connections are served once no worker accepts any more.
+    workers.stop().await;
     accept_queued(listener, &proxy);
     let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
     crate::log(&format!(
@@ -107,6 +120,26 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     }
     crate::log("drained");
     0
+}
+
+/// Accepts connections on `listener` and serves each, until `until` resolves.
+async fn accept(listener: &TcpListener, proxy: &Arc<proxy::Proxy>, until: impl Future) {
+    tokio::pin!(until);
+    loop {
+        let (stream, client_address) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, most likely: wait for some to close.
+                    crate::log(&format!("cannot accept a connection: {error}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut until => return,
+        };
+        serve(proxy.clone(), stream, client_address);
+    }
 }
 
 /// Serves one connection in a task of its own. At the start of a drain, the

@@ -29,6 +29,9 @@ use crate::options::Options;
 
 /// What every request shares: the upstream, its client, the layer, the memory
 /// of `--invalid-params-as-tool-errors`, and the response-head timeouts.
+///
+/// Each worker has its own (see [`Proxy::for_worker`]): the client is the
+/// worker's, the memory is shared by all.
 #[derive(Debug)]
 pub(crate) struct Proxy {
     upstream: UpstreamUrl,
@@ -36,7 +39,7 @@ pub(crate) struct Proxy {
     layer: ToolErrorLayer,
     invalid_params: InvalidParamsAsToolErrors<()>,
     head_timeout: HeadTimeout,
-    seen_calls: SeenCalls,
+    seen_calls: Arc<SeenCalls>,
     known_tasks: Arc<KnownTasks>,
     drain: Drain,
 }
@@ -55,9 +58,24 @@ impl Proxy {
             layer: options.layer().network_transport("tcp"),
             invalid_params: InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
             head_timeout: HeadTimeout::new(options),
-            seen_calls: SeenCalls::default(),
+            seen_calls: Arc::default(),
             known_tasks: Arc::default(),
             drain,
+        }
+    }
+
+    /// The proxy of another worker: `client` is its own; the layer's memory of
+    /// tasks, the calls seen, the tools listed and the drain are shared.
+    pub(crate) fn for_worker(&self, client: UpstreamClient) -> Self {
+        Self {
+            upstream: self.upstream.clone(),
+            client,
+            layer: self.layer.clone(),
+            invalid_params: self.invalid_params.clone(),
+            head_timeout: self.head_timeout.clone(),
+            seen_calls: self.seen_calls.clone(),
+            known_tasks: self.known_tasks.clone(),
+            drain: self.drain.clone(),
         }
     }
 

@@ -81,17 +81,21 @@ impl UpstreamUrl {
     }
 }
 
-/// The client every forwarded request goes through.
-pub(crate) type UpstreamClient = Client<HttpsConnector<HttpConnector>, ProxyBody>;
+/// What opens connections to the upstream: TCP, and TLS for `https://`.
+pub(crate) type Connector = HttpsConnector<HttpConnector>;
+
+/// The client forwarded requests go through, with its pool of connections.
+pub(crate) type UpstreamClient = Client<Connector, ProxyBody>;
 
 /// How long a connection to the upstream may take to open (TCP, and not the
 /// TLS handshake): Envoy's default. A server that takes longer is answered as
 /// unreachable; a shorter `--tool-timeout` answers a `tools/call` first.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The client for `upstream`: for `https://`, rustls with the platform's root
-/// certificates (an error when none can be loaded); for `http://`, plain TCP.
-pub(crate) fn client(upstream: &UpstreamUrl) -> std::io::Result<UpstreamClient> {
+/// The connector for `upstream`: for `https://`, rustls with the platform's
+/// root certificates (an error when none can be loaded); for `http://`, plain
+/// TCP.
+pub(crate) fn connector(upstream: &UpstreamUrl) -> std::io::Result<Connector> {
     let mut tcp = HttpConnector::new();
     // The TLS connector in front says which schemes go through.
     tcp.enforce_http(false);
@@ -118,7 +122,14 @@ pub(crate) fn client(upstream: &UpstreamUrl) -> std::io::Result<UpstreamClient> 
             .enable_http1()
             .wrap_connector(tcp)
     };
-    Ok(Client::builder(TokioExecutor::new()).build(connector))
+    Ok(connector)
+}
+
+/// A client with a pool of its own: each worker has one, so that a pooled
+/// connection serves the thread that drives it (its task runs on the runtime
+/// that opened it).
+pub(crate) fn client(connector: &Connector) -> UpstreamClient {
+    Client::builder(TokioExecutor::new()).build(connector.clone())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! rewritten (`rewriting`), and the answers when the upstream gives none
 //! (`failures`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
 //! (`invalid_params`), task ids that any replica reads
-//! (`replicas`), SIGTERM's drain (`drain`), and servers no one here wrote: one on
+//! (`replicas`), SIGTERM's drain (`drain`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
@@ -21,3 +21,4 @@ mod replicas;
 mod resumed;
 mod rewriting;
 mod support;
+mod workers;

@@ -417,6 +417,19 @@ impl ListeningProcess {
         assert!(sent.success(), "kill -{name} {pid}: {sent}");
     }
 
+    /// The names of the process's threads, from `/proc`.
+    pub(crate) fn thread_names(&self) -> Vec<String> {
+        let pid = self.process.id().expect("the process runs");
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .expect("the process's threads")
+            .map(|task| {
+                let comm = task.expect("a thread").path().join("comm");
+                let name = std::fs::read_to_string(comm).unwrap_or_default();
+                name.trim_end().to_owned()
+            })
+            .collect()
+    }
+
     /// Waits for the process to exit; its exit status.
     pub(crate) async fn exited(&mut self) -> std::process::ExitStatus {
         bounded("the process exits", self.process.wait())
@@ -474,6 +487,11 @@ impl Proxy {
     /// Sends the proxy SIGTERM.
     pub(crate) fn terminate(&self) {
         self.process.terminate();
+    }
+
+    /// The names of the proxy's threads.
+    pub(crate) fn thread_names(&self) -> Vec<String> {
+        self.process.thread_names()
     }
 
     /// Sends the proxy the signal `name`.
