@@ -45,8 +45,8 @@ pub(crate) struct Options {
     /// Serve HTTP instead: a reverse proxy in front of the Streamable HTTP MCP
     /// server at URL, whose path is the MCP endpoint (e.g.
     /// https://mcp.example/mcp). Needs --listen.
-    #[arg(long, value_name = "URL", value_parser = crate::http::parse_upstream, requires = "listen")]
-    pub(crate) upstream: Option<crate::http::UpstreamUrl>,
+    #[arg(long, value_name = "URL", value_parser = crate::http::upstream::parse_upstream, requires = "listen")]
+    pub(crate) upstream: Option<crate::http::upstream::UpstreamUrl>,
 
     /// With --upstream: the address to serve plain HTTP on (e.g. 0.0.0.0:8080;
     /// port 0 picks a free one); `listening on ADDR` is printed on stderr.

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use crate::http::accept::accept;
 use crate::http::proxy::Proxy;
 use crate::http::upstream::{self, Connector};
 
@@ -77,7 +78,7 @@ impl Workers {
                         };
                         let proxy = Arc::new(proxy);
                         drop(starting);
-                        super::accept(&listener, &proxy, stopping.wait_for(|stop| *stop)).await;
+                        accept(&listener, &proxy, stopping.wait_for(|stop| *stop)).await;
                         drop((listener, closed, proxy));
                         // The connections it serves run until the process exits.
                         std::future::pending::<()>().await;
