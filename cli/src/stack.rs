@@ -66,7 +66,7 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    fn read(method: &str) -> Self {
+    pub(crate) fn read(method: &str) -> Self {
         match method {
             "tools/call" => Self::ToolsCall,
             "tools/list" => Self::ToolsList,
@@ -83,6 +83,22 @@ impl Method {
             Self::TasksGet => "tasks/get",
             Self::TasksResult => "tasks/result",
             Self::Other(method) => method,
+        }
+    }
+
+    /// Whether the layer (or the `-32602` conversion, when `invalid_params`
+    /// is on) may change the answer, whose envelope is `answer`, to one
+    /// request of this method.
+    pub(crate) fn may_change_answer(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
+        match self {
+            Self::ToolsCall => {
+                answer.result.is_error
+                    || answer.result.may_be_task
+                    || (invalid_params && answer.has_error)
+            }
+            Self::TasksGet | Self::TasksResult => true,
+            Self::ToolsList => invalid_params,
+            Self::Other(_) => false,
         }
     }
 }
@@ -120,18 +136,9 @@ impl LayerRequest {
     /// Whether the layer (or the `-32602` conversion, when `invalid_params`
     /// is on) may change the answer whose envelope is `answer`.
     fn may_change(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
-        let Self::Single { method, .. } = self else {
-            return true;
-        };
-        match method {
-            Method::ToolsCall => {
-                answer.result.is_error
-                    || answer.result.may_be_task
-                    || (invalid_params && answer.has_error)
-            }
-            Method::TasksGet | Method::TasksResult => true,
-            Method::ToolsList => invalid_params,
-            Method::Other(_) => false,
+        match self {
+            Self::Single { method, .. } => method.may_change_answer(answer, invalid_params),
+            Self::Whole(_) => true,
         }
     }
 }

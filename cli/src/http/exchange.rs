@@ -51,6 +51,7 @@ use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
@@ -59,6 +60,7 @@ use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{Answer, requests, response_ids};
+use crate::stack::Method;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -99,6 +101,10 @@ pub(crate) async fn exchange(
         delivered: delivered.clone(),
         to_client: to_client.clone(),
         head_timeout: proxy.head_timeout().for_message(&message),
+        untouched: Untouched {
+            tools_call: opened.is_empty() && is_one_tools_call(&message),
+            invalid_params: proxy.invalid_params().is_on(),
+        },
     };
     let under_layer = proxy.invalid_params().over(OneCall(Some(call)));
     let mut service = proxy.layer().layer(ToUpstream(under_layer));
@@ -197,11 +203,12 @@ enum Delivered {
         parts: response::Parts,
         bytes: Bytes,
     },
-    /// The event that carries the answer, the answer as the upstream sent it,
-    /// and the stream after that event.
+    /// The event that carries the answer, the answer as the upstream sent it
+    /// (`None` when the layer did not read it: [`Untouched`]), and the stream
+    /// after that event.
     Event {
         event: Vec<u8>,
-        original: Value,
+        original: Option<Value>,
         rest: StreamRest,
     },
 }
@@ -294,11 +301,12 @@ async fn finish_stream(
             original,
             rest,
         } => {
-            let event = if answer == original {
-                event
-            } else {
-                let data = sse::data(&event).unwrap_or_default();
-                sse::with_data(&event, &rewritten(&data, &original, &answer))
+            let event = match original {
+                Some(original) if answer != original => {
+                    let data = sse::data(&event).unwrap_or_default();
+                    sse::with_data(&event, &rewritten(&data, &original, &answer))
+                }
+                _ => event,
             };
             (event, Some(rest))
         }
@@ -473,6 +481,8 @@ struct UpstreamCall {
     /// How long the response head may take; `None` when the layer's tool
     /// timeout bounds the call.
     head_timeout: Option<Duration>,
+    /// Which answers pass unread by the layer.
+    untouched: Untouched,
 }
 
 impl UpstreamCall {
@@ -536,14 +546,17 @@ impl UpstreamCall {
                         self.events,
                         &self.delivered,
                         &self.to_client,
+                        &self.untouched,
                     )
                     .await;
                 }
                 Some("application/json") => {
-                    return Self::read_json(response, message, &self.delivered).await;
+                    return Self::read_json(response, message, &self.delivered, &self.untouched)
+                        .await;
                 }
                 _ if status.is_server_error() => {
-                    return Self::read_json(response, message, &self.delivered).await;
+                    return Self::read_json(response, message, &self.delivered, &self.untouched)
+                        .await;
                 }
                 _ => {}
             }
@@ -560,6 +573,7 @@ impl UpstreamCall {
         response: Response<Incoming>,
         message: &Value,
         delivered: &Mutex<Delivered>,
+        untouched: &Untouched,
     ) -> Value {
         let (parts, body) = response.into_parts();
         let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
@@ -581,6 +595,11 @@ impl UpstreamCall {
                 return Failure::ClosedBeforeAnswer.answer(message);
             }
         };
+        if let Some(id) = untouched.answered(&bytes) {
+            let layer_reads = Untouched::skeleton(id);
+            put(delivered, Delivered::Raw { parts, bytes });
+            return layer_reads;
+        }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(answer) if !response_ids(&answer).is_empty() => {
                 put(
@@ -614,6 +633,7 @@ impl UpstreamCall {
         events: mpsc::Sender<Bytes>,
         delivered: &Mutex<Delivered>,
         to_client: &ToClient,
+        untouched: &Untouched,
     ) -> Value {
         let (parts, mut body) = response.into_parts();
         let _ = head.send(Head::Stream(parts));
@@ -626,13 +646,29 @@ impl UpstreamCall {
                 if let Some(id) = sse::id(&event) {
                     resumable = !id.is_empty();
                 }
-                if let Some(answer) = answer_in(&event, &ids) {
+                let data = sse::data(&event);
+                if let Some(id) = data.as_deref().and_then(|data| untouched.answered(data))
+                    && ids.contains(&id)
+                {
+                    let rest = StreamRest { splitter, body };
+                    let layer_reads = Untouched::skeleton(id);
+                    put(
+                        delivered,
+                        Delivered::Event {
+                            event,
+                            original: None,
+                            rest,
+                        },
+                    );
+                    return layer_reads;
+                }
+                if let Some(answer) = data.and_then(|data| answer_in(&data, &ids)) {
                     let rest = StreamRest { splitter, body };
                     put(
                         delivered,
                         Delivered::Event {
                             event,
-                            original: answer.clone(),
+                            original: Some(answer.clone()),
                             rest,
                         },
                     );
@@ -681,14 +717,56 @@ impl UpstreamCall {
     }
 }
 
-/// The message of `event` when it answers one of the requests `ids`.
-fn answer_in(event: &[u8], ids: &[Value]) -> Option<Value> {
-    let data = sse::data(event)?;
-    let message: Value = serde_json::from_slice(&data).ok()?;
+/// The message `data` (an event's) when it answers one of the requests `ids`.
+fn answer_in(data: &[u8], ids: &[Value]) -> Option<Value> {
+    let message: Value = serde_json::from_slice(data).ok()?;
     let answers = response_ids(&message)
         .into_iter()
         .any(|id| ids.contains(id));
     answers.then_some(message)
+}
+
+/// Which answers the layer leaves as the upstream wrote them, read by their
+/// envelope only (as the stdio mode reads its child's, `crate::envelope`): in
+/// an exchange of one `tools/call` that names no task, a result that is no
+/// tool error and no task handle (nor a `-32602` error under
+/// `--invalid-params-as-tool-errors`) is passed on as its bytes, and the
+/// layer reads a skeleton of it with its id. Every other answer is read whole.
+#[derive(Debug)]
+struct Untouched {
+    /// The exchange is one `tools/call`, naming no task.
+    tools_call: bool,
+    /// `--invalid-params-as-tool-errors` is on.
+    invalid_params: bool,
+}
+
+impl Untouched {
+    /// The id of the answer that `data` (a JSON body, or an event's data) is
+    /// when the layer would leave it as it is; `None` when it is no answer,
+    /// or one the layer is to read whole.
+    fn answered(&self, data: &[u8]) -> Option<Value> {
+        if !self.tools_call {
+            return None;
+        }
+        let Ok(Envelope::Single(fields)) = envelope::read(data) else {
+            return None;
+        };
+        let untouched = fields.is_response()
+            && !fields.has_error
+            && !Method::ToolsCall.may_change_answer(&fields, self.invalid_params);
+        untouched.then_some(fields.id).flatten()
+    }
+
+    /// What the layer reads of an answer with `id` that it leaves as it is: a
+    /// result with nothing in it to rewrite, which it reads as a success.
+    fn skeleton(id: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    }
+}
+
+/// Whether `message` is one `tools/call` request (not a batch).
+fn is_one_tools_call(message: &Value) -> bool {
+    matches!(requests(message).as_slice(), [(_, true)]) && message.is_object()
 }
 
 /// The media type of a response, lower case, without parameters.
@@ -739,5 +817,59 @@ impl Cancel {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE_CALL: Untouched = Untouched {
+        tools_call: true,
+        invalid_params: false,
+    };
+
+    #[test]
+    fn only_plain_results_to_one_tools_call_pass_unread() {
+        let answered = |untouched: &Untouched, data: &str| untouched.answered(data.as_bytes());
+        let plain =
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+        assert_eq!(answered(&ONE_CALL, plain), Some(json!(7)));
+        assert_eq!(answered(&ONE_CALL, &format!("  {plain}\n")), Some(json!(7)));
+        for read_whole in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","taskId":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"task":{"taskId":"t"}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage","params":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
+            "not json",
+        ] {
+            assert_eq!(answered(&ONE_CALL, read_whole), None, "{read_whole}");
+        }
+        let other_exchange = Untouched {
+            tools_call: false,
+            invalid_params: false,
+        };
+        assert_eq!(answered(&other_exchange, plain), None);
+        assert_eq!(
+            Untouched::skeleton(json!("a")),
+            json!({"jsonrpc": "2.0", "id": "a", "result": {}})
+        );
+    }
+
+    #[test]
+    fn one_tools_call_is_a_single_request_not_a_batch() {
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}});
+        assert!(is_one_tools_call(&call));
+        assert!(!is_one_tools_call(&json!([call])));
+        assert!(!is_one_tools_call(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        ));
+        assert!(!is_one_tools_call(
+            &json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}})
+        ));
     }
 }
