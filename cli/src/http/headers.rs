@@ -9,15 +9,17 @@ use hyper::header::{self, HeaderName, HeaderValue};
 
 /// The headers that belong to one connection (RFC 9110 section 7.6.1), besides
 /// those that `Connection` names.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
+/// Names, not strings: a name given as a string is parsed again at every
+/// lookup.
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    HeaderName::from_static("proxy-connection"),
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
 ];
 
 /// Removes the hop-by-hop headers, and `Upgrade`: the proxy upgrades nothing.
@@ -32,7 +34,7 @@ pub(crate) fn remove_hop_by_hop(headers: &mut HeaderMap) {
     for name in named {
         headers.remove(name);
     }
-    for name in HOP_BY_HOP {
+    for name in &HOP_BY_HOP {
         headers.remove(name);
     }
     headers.remove(header::UPGRADE);
