@@ -646,33 +646,18 @@ impl UpstreamCall {
                 if let Some(id) = sse::id(&event) {
                     resumable = !id.is_empty();
                 }
-                let data = sse::data(&event);
-                if let Some(id) = data.as_deref().and_then(|data| untouched.answered(data))
-                    && ids.contains(&id)
-                {
+                let found = sse::data(&event).and_then(|data| answer_in(&data, &ids, untouched));
+                if let Some((original, layer_reads)) = found {
                     let rest = StreamRest { splitter, body };
-                    let layer_reads = Untouched::skeleton(id);
                     put(
                         delivered,
                         Delivered::Event {
                             event,
-                            original: None,
+                            original,
                             rest,
                         },
                     );
                     return layer_reads;
-                }
-                if let Some(answer) = data.and_then(|data| answer_in(&data, &ids)) {
-                    let rest = StreamRest { splitter, body };
-                    put(
-                        delivered,
-                        Delivered::Event {
-                            event,
-                            original: Some(answer.clone()),
-                            rest,
-                        },
-                    );
-                    return answer;
                 }
                 let event = translated(event, to_client);
                 if events.send(Bytes::from(event)).await.is_err() {
@@ -717,13 +702,18 @@ impl UpstreamCall {
     }
 }
 
-/// The message `data` (an event's) when it answers one of the requests `ids`.
-fn answer_in(data: &[u8], ids: &[Value]) -> Option<Value> {
+/// The answer `data` (an event's) holds to one of the requests `ids`: the
+/// answer as the upstream sent it, when the layer reads it whole (`None` when
+/// the layer reads a skeleton of it: [`Untouched`]), and what the layer reads.
+fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Option<(Option<Value>, Value)> {
+    if let Some(id) = untouched.answered(data) {
+        return ids.contains(&id).then(|| (None, Untouched::skeleton(id)));
+    }
     let message: Value = serde_json::from_slice(data).ok()?;
     let answers = response_ids(&message)
         .into_iter()
         .any(|id| ids.contains(id));
-    answers.then_some(message)
+    answers.then(|| (Some(message.clone()), message))
 }
 
 /// Which answers the layer leaves as the upstream wrote them, read by their

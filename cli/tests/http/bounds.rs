@@ -10,22 +10,12 @@ use mcp_tool_errors::render_error;
 use serde_json::json;
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::support::{Events, Proxy, Reply, Upstream, bounded, event_data, json, tool_call};
+use crate::support::{
+    Events, Proxy, Reply, Upstream, answering, bounded, event_data, json, tool_call,
+};
 
 const TOO_LARGE: &str = "The server sent a message larger than 16 MiB, the most the proxy reads.";
 const PING: &str = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
-
-/// Answers `notifications/cancelled` with `202`, and everything else with `reply`.
-fn answering(
-    reply: impl Fn() -> Reply + Send + Sync + 'static,
-) -> impl Fn(&crate::support::Received) -> Reply + Send + Sync + 'static {
-    move |request| match request.json()["method"].as_str() {
-        Some("notifications/cancelled") => {
-            Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![])
-        }
-        _ => reply(),
-    }
-}
 
 #[tokio::test]
 async fn a_json_answer_that_never_ends_is_answered_as_too_large() {

@@ -8,10 +8,9 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Events, Proxy, Reply, Upstream, bounded, error_result, event_data, json, tool_call,
+    DRAINED, Events, Proxy, Reply, Upstream, answering, bounded, error_result, event_data, json,
+    tool_call,
 };
-
-const DRAINED: &str = "The proxy shut down before the server answered; the request was cancelled.";
 
 /// Waits until `address` refuses connections.
 async fn refuses(address: std::net::SocketAddr) {
@@ -75,13 +74,7 @@ async fn a_call_in_flight_is_answered_by_the_server_while_new_connections_are_re
 
 #[tokio::test]
 async fn calls_still_waiting_at_the_drain_timeout_are_answered_and_cancelled() {
-    let upstream = Upstream::start(|request| match request.json()["method"].as_str() {
-        Some("notifications/cancelled") => {
-            Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![])
-        }
-        _ => Reply::Hang,
-    })
-    .await;
+    let upstream = Upstream::start(answering(|| Reply::Hang)).await;
     let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
     let address = proxy.address;
     let call = tokio::spawn(async move {

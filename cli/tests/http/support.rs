@@ -643,3 +643,19 @@ pub(crate) fn error_result(id: u64, text: &str) -> String {
     })
     .to_string()
 }
+
+/// Answers `notifications/cancelled` with `202`, and everything else with `reply`.
+pub(crate) fn answering(
+    reply: impl Fn() -> Reply + Send + Sync + 'static,
+) -> impl Fn(&Received) -> Reply + Send + Sync + 'static {
+    move |request| match request.json()["method"].as_str() {
+        Some("notifications/cancelled") => {
+            Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![])
+        }
+        _ => reply(),
+    }
+}
+
+/// The sentence of a call still waiting at the end of a drain.
+pub(crate) const DRAINED: &str =
+    "The proxy shut down before the server answered; the request was cancelled.";

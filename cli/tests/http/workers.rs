@@ -4,9 +4,9 @@
 use mcp_tool_errors::render_error;
 use serde_json::json;
 
-use crate::support::{Proxy, Reply, Upstream, bounded, json, post_to, tool_call};
-
-const DRAINED: &str = "The proxy shut down before the server answered; the request was cancelled.";
+use crate::support::{
+    DRAINED, Proxy, Reply, Upstream, answering, bounded, json, post_to, tool_call,
+};
 
 /// Calls in flight at once, each on its own connection: more than workers, so
 /// that the connections land on several of them.
@@ -15,13 +15,7 @@ const CALLS: u64 = 16;
 #[tokio::test]
 async fn each_cpu_has_a_worker_and_the_calls_of_all_of_them_are_answered_at_the_drain() {
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let upstream = Upstream::start(|request| match request.json()["method"].as_str() {
-        Some("notifications/cancelled") => {
-            Reply::Whole(hyper::StatusCode::ACCEPTED, vec![], vec![])
-        }
-        _ => Reply::Hang,
-    })
-    .await;
+    let upstream = Upstream::start(answering(|| Reply::Hang)).await;
     let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
     let workers = proxy
         .thread_names()
