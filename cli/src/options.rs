@@ -93,6 +93,34 @@ impl Options {
         }
         layer
     }
+
+    /// The tools whose calls the layer holds a timer for.
+    pub(crate) fn timed_tools(&self) -> TimedTools {
+        TimedTools {
+            every: self.tool_timeout.is_some(),
+            named: self
+                .tool_timeout_for
+                .iter()
+                .map(|(tool, _)| tool.clone())
+                .collect(),
+        }
+    }
+}
+
+/// The tools whose calls the layer holds a timer for: every tool with
+/// `--tool-timeout`, else those `--tool-timeout-for` names. A call of any other
+/// tool need not go through the layer while it runs: its answer does, when it
+/// comes.
+#[derive(Debug, Clone)]
+pub(crate) struct TimedTools {
+    every: bool,
+    named: Vec<String>,
+}
+
+impl TimedTools {
+    pub(crate) fn includes(&self, tool: &str) -> bool {
+        self.every || self.named.iter().any(|named| named == tool)
+    }
 }
 
 /// Reads a duration the way `humantime` does: `500ms`, `1.5s`, `2m`, `1h`,

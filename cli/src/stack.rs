@@ -36,7 +36,7 @@ use crate::envelope::Fields;
 use crate::in_flight::{Awaiting, Refused, Waiting};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
-use crate::options::Options;
+use crate::options::{Options, TimedTools};
 
 /// What the layer reads of a client message.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ impl LayerRequest {
         }
     }
 
-    fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         match self {
             Self::Single { id, method, name } => {
                 let params = match (&method, name) {
@@ -149,9 +149,7 @@ impl LayerRequest {
 pub(crate) struct Stack {
     layer: ToolErrorLayer,
     invalid_params: InvalidParamsAsToolErrors<()>,
-    /// Whether every tool has a timeout; else, the tools that have one.
-    every_tool_timed: bool,
-    timed_tools: Vec<String>,
+    timed_tools: TimedTools,
     runtime: tokio::runtime::Handle,
     child: Arc<Child>,
     output: Arc<ClientOutput>,
@@ -169,12 +167,7 @@ impl Stack {
             // Spans say what carries the session: the child's stdio pipes.
             layer: options.layer().network_transport("pipe"),
             invalid_params: InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
-            every_tool_timed: options.tool_timeout.is_some(),
-            timed_tools: options
-                .tool_timeout_for
-                .iter()
-                .map(|(tool, _)| tool.clone())
-                .collect(),
+            timed_tools: options.timed_tools(),
             runtime,
             child,
             output,
@@ -196,9 +189,9 @@ impl Stack {
         match request {
             LayerRequest::Single { method, name, .. } => {
                 *method == Method::ToolsCall
-                    && name.as_deref().is_some_and(|name| {
-                        self.every_tool_timed || self.timed_tools.iter().any(|tool| tool == name)
-                    })
+                    && name
+                        .as_deref()
+                        .is_some_and(|name| self.timed_tools.includes(name))
             }
             LayerRequest::Whole(_) => true,
         }
@@ -348,14 +341,12 @@ impl Stack {
         // A timeout may apply (to a request refused, or left by a dead
         // child): the layer's timer is made in the runtime's context.
         let _runtime = self.runtime.enter();
-        let child_answer = ChildAnswer::default();
-        let mut service = self.layer.layer(WithChildAnswer::new(
-            self.invalid_params.over(AtHand(Some(answer))),
-            child_answer.clone(),
-        ));
-        resolved(poll_fn(|cx| service.poll_ready(cx))).ok()?;
-        let value = resolved(service.call(request.into_value())).ok().flatten();
-        message::answered(value, &child_answer)
+        at_hand(
+            &self.layer,
+            &self.invalid_params,
+            request.into_value(),
+            answer,
+        )
     }
 
     /// The child is gone: every request in flight is answered with its
@@ -372,6 +363,26 @@ impl Stack {
     pub(crate) async fn all_answered(&self) {
         self.answering.none_left().await;
     }
+}
+
+/// `answer` through `layer` over the `-32602` conversion, for `request` (what
+/// the layer reads of it), at once: the answer to write, its bytes kept when
+/// nothing changed it; `None` when there is nothing to write. Called in a
+/// runtime's context (the layer makes its timer in the call).
+pub(crate) fn at_hand(
+    layer: &ToolErrorLayer,
+    invalid_params: &InvalidParamsAsToolErrors<()>,
+    request: Value,
+    answer: Answer,
+) -> Option<Answer> {
+    let child_answer = ChildAnswer::default();
+    let mut service = layer.layer(WithChildAnswer::new(
+        invalid_params.over(AtHand(Some(answer))),
+        child_answer.clone(),
+    ));
+    resolved(poll_fn(|cx| service.poll_ready(cx))).ok()?;
+    let value = resolved(service.call(request)).ok().flatten();
+    message::answered(value, &child_answer)
 }
 
 /// The output of a future that is ready at its first poll: the stack over an

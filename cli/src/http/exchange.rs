@@ -56,7 +56,7 @@ use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
 use crate::http::proxy::{Proxy, passed_through};
-use crate::http::task_ids::ToClient;
+use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{Answer, requests, response_ids};
@@ -82,14 +82,8 @@ pub(crate) async fn exchange(
         remember_task(&proxy.layer(), tool, task_id).await;
     }
     let to_client = Arc::new(ToClient::new(&message, opened, proxy.known_tasks()));
-    let cancel = Cancel {
-        proxy: proxy.clone(),
-        headers: CANCEL_HEADERS
-            .iter()
-            .filter_map(|name| Some((name.clone(), request.headers().get(name)?.clone())))
-            .collect(),
-        ids: requests(&message).into_iter().map(|(id, _)| id).collect(),
-    };
+    let ids = requests(&message).into_iter().map(|(id, _)| id).collect();
+    let cancel = Cancel::new(proxy, request.headers(), ids);
     let (head_sender, mut head) = oneshot::channel();
     let (events, body) = ChannelBody::new();
     let delivered = Arc::new(Mutex::new(Delivered::Nothing));
@@ -377,6 +371,9 @@ pub(crate) fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
+    if !task_ids::may_hold_task_ids(&data) {
+        return event;
+    }
     let Ok(original) = serde_json::from_slice::<Value>(&data) else {
         return event;
     };
@@ -768,16 +765,28 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
 
 /// `notifications/cancelled` for the requests of an exchange the layer gave up.
 #[derive(Debug)]
-struct Cancel {
+pub(crate) struct Cancel {
     proxy: Arc<Proxy>,
     headers: Vec<(HeaderName, HeaderValue)>,
     ids: Vec<Value>,
 }
 
 impl Cancel {
+    /// For the requests `ids`, sent with `headers`.
+    pub(crate) fn new(proxy: &Arc<Proxy>, headers: &HeaderMap, ids: Vec<Value>) -> Self {
+        Self {
+            proxy: proxy.clone(),
+            headers: CANCEL_HEADERS
+                .iter()
+                .filter_map(|name| Some((name.clone(), headers.get(name)?.clone())))
+                .collect(),
+            ids,
+        }
+    }
+
     /// Tells the server, in a task of its own, that the requests are abandoned:
     /// dropping the connection is not cancelling, in the protocol.
-    fn send(&self) {
+    pub(crate) fn send(&self) {
         for id in &self.ids {
             let notification = json!({
                 "jsonrpc": "2.0",

@@ -21,6 +21,7 @@
 
 mod accept;
 mod body;
+mod direct_call;
 mod drain;
 mod exchange;
 mod failure;

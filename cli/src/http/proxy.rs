@@ -15,6 +15,7 @@ use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
 
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
+use crate::http::direct_call::{self, DirectCall};
 use crate::http::drain::Drain;
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
@@ -25,7 +26,7 @@ use crate::http::upstream::{UpstreamClient, UpstreamUrl};
 use crate::http::{headers, task_ids};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::requests;
-use crate::options::Options;
+use crate::options::{Options, TimedTools};
 
 /// What every request shares: the upstream, its client, the layer, the memory
 /// of `--invalid-params-as-tool-errors`, and the response-head timeouts.
@@ -39,6 +40,9 @@ pub(crate) struct Proxy {
     layer: ToolErrorLayer,
     invalid_params: InvalidParamsAsToolErrors<()>,
     head_timeout: HeadTimeout,
+    /// The tools whose calls the layer holds a timer for; any other call is a
+    /// [`DirectCall`].
+    timed_tools: TimedTools,
     seen_calls: Arc<SeenCalls>,
     known_tasks: Arc<KnownTasks>,
     drain: Drain,
@@ -58,6 +62,7 @@ impl Proxy {
             layer: options.layer().network_transport("tcp"),
             invalid_params: InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
             head_timeout: HeadTimeout::new(options),
+            timed_tools: options.timed_tools(),
             seen_calls: Arc::default(),
             known_tasks: Arc::default(),
             drain,
@@ -73,6 +78,7 @@ impl Proxy {
             layer: self.layer.clone(),
             invalid_params: self.invalid_params.clone(),
             head_timeout: self.head_timeout.clone(),
+            timed_tools: self.timed_tools.clone(),
             seen_calls: self.seen_calls.clone(),
             known_tasks: self.known_tasks.clone(),
             drain: self.drain.clone(),
@@ -161,6 +167,13 @@ impl Proxy {
             // The client is gone, or sent a broken body: nobody to answer.
             Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
         };
+        if let Some(call) = DirectCall::read(&bytes, &parts.headers, &self.timed_tools) {
+            self.seen_calls.remember(&parts.headers, call.request());
+            // The answer is read: it must come as the server wrote it.
+            parts.headers.remove(header::ACCEPT_ENCODING);
+            let request = Request::from_parts(parts, whole(bytes));
+            return Ok(direct_call::exchange(&self, request, call).await);
+        }
         let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
             // A body that is no JSON: the server answers it.
             return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);

@@ -86,6 +86,30 @@ pub(crate) fn to_upstream(message: &mut Value) -> Vec<(String, String)> {
     opened
 }
 
+/// Whether a request (its JSON `bytes` and its `headers`) may hold a task id
+/// of the proxy's, which [`to_upstream`] and [`header_to_upstream`] would
+/// translate: its prefix somewhere, or an escape (`\u`) that may spell it,
+/// which only reading the message tells.
+pub(crate) fn may_name_a_task(bytes: &[u8], headers: &HeaderMap) -> bool {
+    let prefix = [PREFIX.as_bytes(), b"."].concat();
+    memchr::memmem::find(bytes, &prefix).is_some()
+        || has_escape(bytes)
+        || headers
+            .get(MCP_NAME)
+            .is_some_and(|name| name.as_bytes().starts_with(&prefix))
+}
+
+/// Whether the message `bytes` (JSON) may hold a task id at all: a member
+/// named `taskId`, or an escape that may spell one.
+pub(crate) fn may_hold_task_ids(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"taskId").is_some() || has_escape(bytes)
+}
+
+/// Whether JSON `bytes` hold a `\u` escape, which may spell any name.
+fn has_escape(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\\u").is_some()
+}
+
 /// The `Mcp-Name` header, in which 2026-07-28 repeats the `params.taskId` of a
 /// `tasks/*` request (the server checks that both agree): the client's id
 /// there becomes the server's too.

@@ -1,0 +1,529 @@
+//! One `tools/call` that the layer need not hold while it runs: sent upstream
+//! as the client's bytes, its answer read by its envelope and put through the
+//! layer only when the layer may change it, as the stdio mode sends the
+//! requests no timeout applies to (`crate::stack`).
+//!
+//! Such a call is one request (not a batch), of a tool no `--tool-timeout`
+//! applies to, naming no task id of the proxy's (nothing to translate before
+//! it goes upstream). Everything else is an [`exchange`](crate::http::exchange),
+//! whose layer future holds the timer. What the layer would do to this call it
+//! does to its answer at hand ([`crate::stack::at_hand`]): a tool error is
+//! rewrapped, a task handle remembered (its id then becomes the client's, as
+//! in every exchange), a `-32602` converted under
+//! `--invalid-params-as-tool-errors`; a plain result passes as the upstream's
+//! bytes, unparsed.
+//!
+//! An event stream is rewritten as a body that hyper polls itself: each event
+//! passes when the upstream's bytes bring it, nothing between them but this
+//! module's reading of the answer's envelope. The failures are those of an
+//! exchange, with the same answers: no connection, a stream or body that ends
+//! before the answer, a 5xx without one, a message larger than
+//! [`MAX_MESSAGE_BYTES`], the end of a drain (the server is then sent
+//! `notifications/cancelled`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::{Body, Bytes, Frame, Incoming};
+use hyper::header::{self, HeaderMap};
+use hyper::{Request, Response, StatusCode};
+use serde_json::Value;
+
+use crate::envelope::{self, Envelope, Fields};
+use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
+use crate::http::drain::Phase;
+use crate::http::exchange::{Cancel, media_type, translated};
+use crate::http::failure::{Failure, describe};
+use crate::http::proxy::{Proxy, passed_through};
+use crate::http::task_ids::{self, ToClient};
+use crate::http::{headers, sse};
+use crate::message::Answer;
+use crate::options::TimedTools;
+use crate::stack::{LayerRequest, Method, at_hand};
+
+/// A `tools/call` the layer need not hold: what the layer reads of it.
+#[derive(Debug)]
+pub(crate) struct DirectCall {
+    /// The request as the layer reads it: its id, method and tool.
+    request: Value,
+    id: Value,
+}
+
+impl DirectCall {
+    /// The call that `bytes` (a request sent with `headers`) hold, when it is
+    /// one `tools/call` of a tool that `timed` leaves out, naming no task id
+    /// of the proxy's; `None` for anything else.
+    pub(crate) fn read(bytes: &[u8], headers: &HeaderMap, timed: &TimedTools) -> Option<Self> {
+        // A request with task ids to translate is read whole.
+        if task_ids::may_name_a_task(bytes, headers) {
+            return None;
+        }
+        let Ok(Envelope::Single(fields)) = envelope::read(bytes) else {
+            return None;
+        };
+        let is_call = fields.is_request() && fields.method.as_deref() == Some("tools/call");
+        let tool = fields.params.name.as_deref()?;
+        if !is_call || timed.includes(tool) {
+            return None;
+        }
+        let request = LayerRequest::single(fields);
+        let LayerRequest::Single { id, .. } = &request else {
+            return None;
+        };
+        let id = id.clone();
+        Some(Self {
+            request: request.into_value(),
+            id,
+        })
+    }
+
+    /// The call as the layer reads it (id, method, tool).
+    pub(crate) fn request(&self) -> &Value {
+        &self.request
+    }
+}
+
+/// What an answer to a direct call is put through: the proxy's layer and
+/// conversion, the call, and how its task ids reach the client.
+#[derive(Debug)]
+struct Answering {
+    proxy: Arc<Proxy>,
+    call: DirectCall,
+    to_client: ToClient,
+    cancel: Cancel,
+}
+
+impl Answering {
+    /// Whether the answer whose envelope is `fields` is this call's.
+    fn is_the_answer(&self, fields: &Fields<'_>) -> bool {
+        fields.is_response() && fields.id.as_ref() == Some(&self.call.id)
+    }
+
+    /// The bytes of the answer `data` (the upstream's, whose envelope is
+    /// `fields`), as the client gets them: `None` when they pass as they are.
+    fn rewrite(&self, data: &[u8], fields: &Fields<'_>) -> Option<Vec<u8>> {
+        let invalid_params = self.proxy.invalid_params();
+        if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(data).ok()?;
+        let answer = Answer::from_child(data.to_vec(), value);
+        let mut answer = at_hand(
+            &self.proxy.layer(),
+            invalid_params,
+            self.call.request.clone(),
+            answer,
+        )?;
+        if self.to_client.translate(&mut answer.value) {
+            answer.changed = true;
+        }
+        answer.changed.then(|| answer.into_line().0)
+    }
+
+    /// The answer the proxy makes for `failure`, through the layer; the server
+    /// is told the call is abandoned when `cancelled`.
+    fn failed(&self, failure: Failure, cancelled: bool) -> Vec<u8> {
+        if cancelled {
+            self.cancel.send();
+        }
+        let made = failure.answer(&self.call.request);
+        let answer = at_hand(
+            &self.proxy.layer(),
+            self.proxy.invalid_params(),
+            self.call.request.clone(),
+            Answer::made(made.clone()),
+        )
+        .unwrap_or_else(|| Answer::made(made));
+        let mut bytes = answer.into_line().0;
+        // A made answer is a line: the body or the event ends it.
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
+        bytes
+    }
+}
+
+/// Sends `request` (holding `call`) upstream and answers the client.
+pub(crate) async fn exchange(
+    proxy: &Arc<Proxy>,
+    request: Request<ProxyBody>,
+    call: DirectCall,
+) -> Response<ProxyBody> {
+    let cancel = Cancel::new(proxy, request.headers(), vec![call.id.clone()]);
+    let to_client = ToClient::new(&call.request, &[], proxy.known_tasks());
+    let answering = Answering {
+        proxy: proxy.clone(),
+        call,
+        to_client,
+        cancel,
+    };
+    let drain = proxy.drain().clone();
+    let response = tokio::select! {
+        biased;
+        response = proxy.client().request(request) => response,
+        () = drain.reached(Phase::Expired) => {
+            crate::log("the drain timeout passed before the server answered");
+            return json(answering.failed(Failure::Drained, true));
+        }
+    };
+    let response = match response {
+        Ok(response) => response,
+        Err(error) => {
+            let failure = if error.is_connect() {
+                Failure::Unreachable
+            } else {
+                Failure::ClosedBeforeAnswer
+            };
+            crate::log(&format!(
+                "no answer from {}: {}",
+                proxy.endpoint(),
+                describe(&error)
+            ));
+            return json(answering.failed(failure, false));
+        }
+    };
+    let status = response.status();
+    if !(status.is_success() || status.is_server_error()) {
+        // A 4xx is the transport's or OAuth's, not the tool's.
+        return passed_through(response);
+    }
+    match media_type(response.headers()).as_deref() {
+        Some("text/event-stream") => events(response, answering).await,
+        Some("application/json") => json_answer(response, answering).await,
+        _ if status.is_server_error() => json_answer(response, answering).await,
+        _ => passed_through(response),
+    }
+}
+
+/// A JSON body, the answer the proxy or the layer made.
+fn json(bytes: Vec<u8>) -> Response<ProxyBody> {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(whole(bytes))
+        .expect("a status and a content type make a response")
+}
+
+/// A JSON body read whole: the answer, rewritten when the layer changes it; a
+/// 5xx without one becomes a [`Failure`]; any other body passes as it is.
+async fn json_answer(response: Response<Incoming>, answering: Answering) -> Response<ProxyBody> {
+    let (mut parts, body) = response.into_parts();
+    let drain = answering.proxy.drain().clone();
+    let collected = tokio::select! {
+        biased;
+        collected = Limited::new(body, MAX_MESSAGE_BYTES).collect() => collected,
+        () = drain.reached(Phase::Expired) => {
+            crate::log("the drain timeout passed before the server answered");
+            return json(answering.failed(Failure::Drained, true));
+        }
+    };
+    let bytes = match collected {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<LengthLimitError>() => {
+            crate::log(&format!(
+                "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
+            ));
+            return json(answering.failed(Failure::TooLarge, false));
+        }
+        Err(error) => {
+            crate::log(&format!(
+                "the server's answer was cut: {}",
+                describe(&*error)
+            ));
+            return json(answering.failed(Failure::ClosedBeforeAnswer, false));
+        }
+    };
+    headers::remove_hop_by_hop(&mut parts.headers);
+    let bytes = match envelope::read(&bytes) {
+        Ok(Envelope::Single(fields)) if answering.is_the_answer(&fields) => {
+            match answering.rewrite(&bytes, &fields) {
+                Some(rewritten) => {
+                    // Hyper counts the body sent.
+                    parts.headers.remove(header::CONTENT_LENGTH);
+                    Bytes::from(rewritten)
+                }
+                None => bytes,
+            }
+        }
+        _ if parts.status.is_server_error() => {
+            crate::log(&format!("the server answered HTTP {}", parts.status));
+            return json(answering.failed(Failure::Status(parts.status), false));
+        }
+        _ => bytes,
+    };
+    Response::from_parts(parts, whole(bytes))
+}
+
+/// How many turns of the runtime an event stream gets to bring its events
+/// before its head is sent, so that the events that came with the head go to
+/// the client in the head's write (hyper's client hands a body on a frame per
+/// turn).
+const GATHER_TURNS: usize = 4;
+
+/// An event stream: its head sent to the client with the events that came
+/// with it, the rest as they come.
+async fn events(response: Response<Incoming>, answering: Answering) -> Response<ProxyBody> {
+    let (mut parts, body) = response.into_parts();
+    headers::remove_hop_by_hop(&mut parts.headers);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let drain = answering.proxy.drain().clone();
+    let mut events = Events {
+        body: Some(body),
+        splitter: sse::EventSplitter::default(),
+        answering,
+        expired: Some(Box::pin(async move {
+            drain.reached(Phase::Expired).await;
+        })),
+        resumable: false,
+        unread: false,
+        gathered: Vec::new(),
+    };
+    for turn in 0..GATHER_TURNS {
+        let frame = std::future::poll_fn(|cx| Poll::Ready(events.next(cx))).await;
+        match frame {
+            Poll::Ready(Some(bytes)) => events.gathered.push(bytes),
+            Poll::Ready(None) => break,
+            Poll::Pending if turn + 1 < GATHER_TURNS => tokio::task::yield_now().await,
+            Poll::Pending => {}
+        }
+    }
+    Response::from_parts(parts, events.boxed_unsync())
+}
+
+/// The client's event stream: the upstream's events, the answer rewritten
+/// when the layer changes it, or the proxy's answer when none comes.
+struct Events {
+    /// The upstream's stream; `None` once it is done with.
+    body: Option<Incoming>,
+    splitter: sse::EventSplitter,
+    answering: Answering,
+    /// The end of a drain, while the answer is awaited; `None` once it came.
+    expired: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// Whether the client holds an event id to resume the stream from.
+    resumable: bool,
+    /// Whether the rest of the stream passes unread (an event too large to
+    /// read came after the answer).
+    unread: bool,
+    /// What was read before the head was sent, first out.
+    gathered: Vec<Bytes>,
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Events")
+            .field("answered", &self.expired.is_none())
+            .field("resumable", &self.resumable)
+            .field("unread", &self.unread)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Events {
+    /// The next bytes for the client; `Ready(None)` at the end.
+    fn next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        loop {
+            if let Some(event) = self.splitter.next_event() {
+                return Poll::Ready(Some(Bytes::from(self.event(event))));
+            }
+            let Some(body) = self.body.as_mut() else {
+                return Poll::Ready(None);
+            };
+            if let Some(expired) = self.expired.as_mut()
+                && expired.as_mut().poll(cx).is_ready()
+            {
+                crate::log("the drain timeout passed before the server answered");
+                return self.end_with(Failure::Drained, true);
+            }
+            match ready!(Pin::new(body).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    if self.unread {
+                        return Poll::Ready(Some(data));
+                    }
+                    self.splitter.push(&data);
+                    if self.splitter.held() > MAX_MESSAGE_BYTES {
+                        if self.expired.is_some() {
+                            crate::log(&format!(
+                                "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes: \
+                                 the stream is abandoned and the request cancelled"
+                            ));
+                            return self.end_with(Failure::TooLarge, true);
+                        }
+                        crate::log(&format!(
+                            "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes after the answer: passed on unread"
+                        ));
+                        return Poll::Ready(Some(self.pass_the_rest()));
+                    }
+                }
+                Some(Err(error)) => {
+                    crate::log(&format!(
+                        "the server's event stream was cut: {}",
+                        describe(&error)
+                    ));
+                    return self.end_unanswered();
+                }
+                None if self.expired.is_none() => {
+                    self.body = None;
+                    let rest = std::mem::take(&mut self.splitter).into_rest();
+                    return Poll::Ready((!rest.is_empty()).then(|| Bytes::from(rest)));
+                }
+                // The server ended the stream on purpose, for the client to
+                // resume it with `GET`: the answer comes there.
+                None if self.resumable => {
+                    self.body = None;
+                    return Poll::Ready(None);
+                }
+                None => return self.end_unanswered(),
+            }
+        }
+    }
+
+    /// A whole event of the upstream's, as the client gets it.
+    fn event(&mut self, event: Vec<u8>) -> Vec<u8> {
+        if self.expired.is_none() {
+            return translated(event, &self.answering.to_client);
+        }
+        if let Some(id) = sse::id(&event) {
+            self.resumable = !id.is_empty();
+        }
+        let Some(data) = sse::data(&event) else {
+            return event;
+        };
+        let answer = match envelope::read(&data) {
+            Ok(Envelope::Single(fields)) if self.answering.is_the_answer(&fields) => {
+                self.answering.rewrite(&data, &fields)
+            }
+            _ => return translated(event, &self.answering.to_client),
+        };
+        self.expired = None;
+        match answer {
+            Some(answer) => sse::with_data(&event, &answer),
+            None => event,
+        }
+    }
+
+    /// Everything held and the rest of the stream, unread.
+    fn pass_the_rest(&mut self) -> Bytes {
+        self.unread = true;
+        Bytes::from(std::mem::take(&mut self.splitter).into_rest())
+    }
+
+    /// The stream ended or was cut before the answer.
+    fn end_unanswered(&mut self) -> Poll<Option<Bytes>> {
+        if self.expired.is_none() {
+            self.body = None;
+            return Poll::Ready(None);
+        }
+        self.end_with(Failure::ClosedBeforeAnswer, false)
+    }
+
+    /// Ends the stream with the proxy's answer for `failure`.
+    fn end_with(&mut self, failure: Failure, cancelled: bool) -> Poll<Option<Bytes>> {
+        self.body = None;
+        self.expired = None;
+        self.splitter = sse::EventSplitter::default();
+        let answer = self.answering.failed(failure, cancelled);
+        Poll::Ready(Some(Bytes::from(sse::event(&answer))))
+    }
+}
+
+impl Body for Events {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        if !this.gathered.is_empty() {
+            return Poll::Ready(Some(Ok(Frame::data(this.gathered.remove(0)))));
+        }
+        this.next(cx)
+            .map(|bytes| bytes.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use hyper::header::HeaderValue;
+    use serde_json::json;
+
+    use super::*;
+    use crate::options::Options;
+
+    fn timed(options: &[&str]) -> TimedTools {
+        let args = [
+            "mcp-tool-errors",
+            "--upstream",
+            "http://h/mcp",
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        Options::try_parse_from(args.iter().chain(options))
+            .unwrap()
+            .timed_tools()
+    }
+
+    fn call(tool: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"q":"x"}}}}}}"#
+        )
+    }
+
+    fn read(body: &str, timed: &TimedTools) -> Option<Value> {
+        DirectCall::read(body.as_bytes(), &HeaderMap::new(), timed).map(|call| call.request)
+    }
+
+    #[test]
+    fn a_call_of_a_tool_without_a_timeout_is_direct_and_read_by_its_envelope() {
+        assert_eq!(
+            read(&call("search"), &timed(&[])),
+            Some(
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search"}})
+            )
+        );
+        let build_only = timed(&["--tool-timeout-for", "build=2m"]);
+        assert!(read(&call("search"), &build_only).is_some());
+        assert_eq!(read(&call("build"), &build_only), None);
+        assert_eq!(
+            read(&call("search"), &timed(&["--tool-timeout", "30s"])),
+            None
+        );
+    }
+
+    #[test]
+    fn batches_other_methods_notifications_and_what_is_no_json_go_through_an_exchange() {
+        let untimed = timed(&[]);
+        for body in [
+            format!("[{}]", call("search")),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"search"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            "not json".to_owned(),
+        ] {
+            assert_eq!(read(&body, &untimed), None, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_call_that_may_name_a_task_of_the_proxys_goes_through_an_exchange() {
+        let untimed = timed(&[]);
+        let related = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"mte1.74.31.0badc0de"}}}}"#;
+        assert_eq!(read(related, &untimed), None);
+        // The escape may spell the prefix: only reading the message tells.
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"q":"\u006dte1."}}}"#;
+        assert_eq!(read(escaped, &untimed), None);
+        let mut headers = HeaderMap::new();
+        headers.insert("mcp-name", HeaderValue::from_static("mte1.74.31.0badc0de"));
+        assert!(DirectCall::read(call("t").as_bytes(), &headers, &untimed).is_none());
+    }
+}
