@@ -109,8 +109,10 @@ impl Answering {
         if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
             return None;
         }
-        let value: Value = serde_json::from_slice(data).ok()?;
-        let answer = Answer::from_child(data.to_vec(), value);
+        let original: Value = serde_json::from_slice(data).ok()?;
+        // Kept to write only what changes into the upstream's bytes: cloning
+        // it costs less than reading the bytes again.
+        let answer = Answer::from_child(data.to_vec(), original.clone());
         let mut answer = at_hand(
             &self.proxy.layer(),
             invalid_params,
@@ -120,7 +122,11 @@ impl Answering {
         if self.to_client.translate(&mut answer.value) {
             answer.changed = true;
         }
-        answer.changed.then(|| answer.into_line().0)
+        answer.changed.then(|| {
+            crate::splice::splice(data, &original, &answer.value).unwrap_or_else(|| {
+                serde_json::to_vec(&answer.value).expect("a JSON value serializes")
+            })
+        })
     }
 
     /// The answer the proxy makes for `failure`, through the layer; the server
