@@ -11,8 +11,10 @@
 //!
 //! The files: `upstream` (the URL and the client), `proxy` (the service:
 //! forwarding, and what is read as MCP), `headers` (what the upstream and the
-//! client get of each other's headers), `exchange` (one JSON-RPC request through
-//! the layer, in JSON or as an event stream), `sse` (events cut and rewritten),
+//! client get of each other's headers), `direct_call` (a `tools/call` no timeout
+//! applies to, its answer through the layer only when the layer may change it),
+//! `exchange` (any other JSON-RPC request through the layer, in JSON or as an
+//! event stream), `sse` (events cut and rewritten),
 //! `failure` (the answers when the upstream gives none), `head_timeout` (how
 //! long the upstream may take to answer), `task_ids` (the task
 //! ids the client sees, which carry what any replica needs), `body`,
