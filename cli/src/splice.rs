@@ -179,6 +179,15 @@ fn same_keys(old: &Map<String, Value>, new: &Map<String, Value>) -> bool {
     old.len() == new.len() && old.keys().all(|key| new.contains_key(key))
 }
 
+/// `new`, a rewrite of `old`, as bytes: `bytes` (which hold `old`) with only
+/// what changed written anew, so that key order, spacing, number spellings and
+/// escapes stay the writer's whatever serde_json's map; `new` serialized when
+/// `bytes` do not hold `old`.
+pub(crate) fn rewritten(bytes: &[u8], old: &Value, new: &Value) -> Vec<u8> {
+    splice(bytes, old, new)
+        .unwrap_or_else(|| serde_json::to_vec(new).expect("a JSON value serializes"))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

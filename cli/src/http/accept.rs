@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 
 use crate::http::drain::{self, Phase};
 use crate::http::proxy::Proxy;
+use crate::http::route;
 
 /// Accepts connections on `listener` and serves each, until `until` resolves.
 pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: impl Future) {
@@ -50,7 +51,7 @@ fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
         let read = request_read.clone();
         let service = service_fn(move |request| {
             read.notify_one();
-            proxy.clone().handle(request, client_address)
+            route::handle(proxy.clone(), request, client_address)
         });
         let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);

@@ -34,10 +34,11 @@ use serde_json::Value;
 
 use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
+use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
-use crate::http::exchange::{Cancel, media_type, translated};
 use crate::http::failure::{Failure, describe};
-use crate::http::proxy::{Proxy, passed_through};
+use crate::http::headers::{media_type, passed_through};
+use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse};
 use crate::message::Answer;
@@ -122,11 +123,9 @@ impl Answering {
         if self.to_client.translate(&mut answer.value) {
             answer.changed = true;
         }
-        answer.changed.then(|| {
-            crate::splice::splice(data, &original, &answer.value).unwrap_or_else(|| {
-                serde_json::to_vec(&answer.value).expect("a JSON value serializes")
-            })
-        })
+        answer
+            .changed
+            .then(|| crate::splice::rewritten(data, &original, &answer.value))
     }
 
     /// The answer the proxy makes for `failure`, through the layer; the server
@@ -393,7 +392,7 @@ impl Events {
     /// A whole event of the upstream's, as the client gets it.
     fn event(&mut self, event: Vec<u8>) -> Vec<u8> {
         if self.expired.is_none() {
-            return translated(event, &self.answering.to_client);
+            return self.answering.to_client.event(event);
         }
         if let Some(id) = sse::id(&event) {
             self.resumable = !id.is_empty();
@@ -405,7 +404,7 @@ impl Events {
             Ok(Envelope::Single(fields)) if self.answering.is_the_answer(&fields) => {
                 self.answering.rewrite(&data, &fields)
             }
-            _ => return translated(event, &self.answering.to_client),
+            _ => return self.answering.to_client.event(event),
         };
         self.expired = None;
         match answer {

@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header;
 use hyper::http::response;
 use hyper::{Request, Response, StatusCode};
 use mcp_tool_errors::ToolErrorLayer;
@@ -53,22 +53,16 @@ use tower_service::Service;
 
 use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
+use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
-use crate::http::proxy::{Proxy, passed_through};
-use crate::http::task_ids::{self, ToClient};
+use crate::http::headers::{media_type, passed_through};
+use crate::http::proxy::Proxy;
+use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::message::{Answer, requests, response_ids};
 use crate::stack::Method;
-
-/// The headers `notifications/cancelled` carries from the request it cancels:
-/// the server finds the session, the protocol revision and the caller with them.
-const CANCEL_HEADERS: [HeaderName; 3] = [
-    HeaderName::from_static("mcp-session-id"),
-    HeaderName::from_static("mcp-protocol-version"),
-    header::AUTHORIZATION,
-];
 
 /// Sends `request` (whose body is `message`) upstream through the layer, and
 /// returns the client's response.
@@ -247,7 +241,7 @@ fn json_response(
             let bytes = if answer == original {
                 bytes
             } else {
-                Bytes::from(rewritten(&bytes, &original, &answer))
+                Bytes::from(crate::splice::rewritten(&bytes, &original, &answer))
             };
             Response::from_parts(parts, whole(bytes))
         }
@@ -267,15 +261,6 @@ fn json_response(
                 .expect("a status and a content type make a response")
         }
     }
-}
-
-/// `answer`, the layer's rewrite of `original`, as bytes: the upstream's
-/// `bytes` (which hold `original`) with only what the layer changed written
-/// anew, so that key order, spacing, number spellings and escapes stay the
-/// upstream's whatever serde_json's map (as on stdio: `crate::splice`).
-fn rewritten(bytes: &[u8], original: &Value, answer: &Value) -> Vec<u8> {
-    crate::splice::splice(bytes, original, answer)
-        .unwrap_or_else(|| serde_json::to_vec(answer).expect("a JSON value serializes"))
 }
 
 /// Ends a started event stream: the event with the answer (the upstream's, with
@@ -298,7 +283,7 @@ async fn finish_stream(
             let event = match original {
                 Some(original) if answer != original => {
                     let data = sse::data(&event).unwrap_or_default();
-                    sse::with_data(&event, &rewritten(&data, &original, &answer))
+                    sse::with_data(&event, &crate::splice::rewritten(&data, &original, &answer))
                 }
                 _ => event,
             };
@@ -326,7 +311,7 @@ async fn finish_stream(
         // Later events may name the task (its status, its result): cut them.
         loop {
             while let Some(event) = splitter.next_event() {
-                let event = translated(event, to_client);
+                let event = to_client.event(event);
                 if events.send(Bytes::from(event)).await.is_err() {
                     return;
                 }
@@ -359,29 +344,6 @@ async fn finish_stream(
         {
             return;
         }
-    }
-}
-
-/// `event` with the server's task ids in its data translated to the client's
-/// (the upstream's bytes kept but for the ids).
-pub(crate) fn translated(event: Vec<u8>, to_client: &ToClient) -> Vec<u8> {
-    if !to_client.is_needed() {
-        return event;
-    }
-    let Some(data) = sse::data(&event) else {
-        return event;
-    };
-    if !task_ids::may_hold_task_ids(&data) {
-        return event;
-    }
-    let Ok(original) = serde_json::from_slice::<Value>(&data) else {
-        return event;
-    };
-    let mut message = original.clone();
-    if to_client.translate(&mut message) {
-        sse::with_data(&event, &rewritten(&data, &original, &message))
-    } else {
-        event
     }
 }
 
@@ -656,7 +618,7 @@ impl UpstreamCall {
                     );
                     return layer_reads;
                 }
-                let event = translated(event, to_client);
+                let event = to_client.event(event);
                 if events.send(Bytes::from(event)).await.is_err() {
                     put(delivered, Delivered::ClientGone);
                     return Value::Null;
@@ -754,69 +716,6 @@ impl Untouched {
 /// Whether `message` is one `tools/call` request (not a batch).
 fn is_one_tools_call(message: &Value) -> bool {
     matches!(requests(message).as_slice(), [(_, true)]) && message.is_object()
-}
-
-/// The media type of a response, lower case, without parameters.
-pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
-    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    let media_type = content_type.split(';').next()?.trim();
-    Some(media_type.to_ascii_lowercase())
-}
-
-/// `notifications/cancelled` for the requests of an exchange the layer gave up.
-#[derive(Debug)]
-pub(crate) struct Cancel {
-    proxy: Arc<Proxy>,
-    headers: Vec<(HeaderName, HeaderValue)>,
-    ids: Vec<Value>,
-}
-
-impl Cancel {
-    /// For the requests `ids`, sent with `headers`.
-    pub(crate) fn new(proxy: &Arc<Proxy>, headers: &HeaderMap, ids: Vec<Value>) -> Self {
-        Self {
-            proxy: proxy.clone(),
-            headers: CANCEL_HEADERS
-                .iter()
-                .filter_map(|name| Some((name.clone(), headers.get(name)?.clone())))
-                .collect(),
-            ids,
-        }
-    }
-
-    /// Tells the server, in a task of its own, that the requests are abandoned:
-    /// dropping the connection is not cancelling, in the protocol.
-    pub(crate) fn send(&self) {
-        for id in &self.ids {
-            let notification = json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": id, "reason": "The client's tool timeout expired."},
-            });
-            let mut request = Request::post(self.proxy.endpoint())
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, "application/json, text/event-stream");
-            for (name, value) in &self.headers {
-                request = request.header(name, value);
-            }
-            let body = serde_json::to_vec(&notification).expect("a JSON value serializes");
-            let request = request
-                .body(whole(body))
-                .expect("a URI and headers of a request make a request");
-            let proxy = self.proxy.clone();
-            tokio::spawn(async move {
-                match proxy.client().request(request).await {
-                    Ok(response) => {
-                        let _ = response.into_body().collect().await;
-                    }
-                    Err(error) => crate::log(&format!(
-                        "cannot send notifications/cancelled: {}",
-                        describe(&error)
-                    )),
-                }
-            });
-        }
-    }
 }
 
 #[cfg(test)]

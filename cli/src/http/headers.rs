@@ -4,8 +4,11 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hyper::HeaderMap;
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{HeaderMap, Response};
+
+use crate::http::body::{ProxyBody, streamed};
 
 /// The headers that belong to one connection (RFC 9110 section 7.6.1), besides
 /// those that `Connection` names.
@@ -90,6 +93,21 @@ fn append(headers: &mut HeaderMap, name: HeaderName, value: &str) {
     if let Ok(list) = HeaderValue::from_str(&list) {
         headers.insert(name, list);
     }
+}
+
+/// The media type of a response, lower case, without parameters.
+pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
+    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let media_type = content_type.split(';').next()?.trim();
+    Some(media_type.to_ascii_lowercase())
+}
+
+/// The upstream's response as the client gets it: without hop-by-hop headers,
+/// its body streamed.
+pub(crate) fn passed_through(response: Response<Incoming>) -> Response<ProxyBody> {
+    let (mut parts, body) = response.into_parts();
+    remove_hop_by_hop(&mut parts.headers);
+    Response::from_parts(parts, streamed(body))
 }
 
 #[cfg(test)]

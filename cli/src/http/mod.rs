@@ -9,20 +9,24 @@
 //! balancer in front of it. It reaches `https://` upstreams with rustls and the
 //! platform's root certificates.
 //!
-//! The files: `upstream` (the URL and the client), `proxy` (the service:
-//! forwarding, and what is read as MCP), `headers` (what the upstream and the
-//! client get of each other's headers), `direct_call` (a `tools/call` no timeout
-//! applies to, its answer through the layer only when the layer may change it),
-//! `exchange` (any other JSON-RPC request through the layer, in JSON or as an
-//! event stream), `sse` (events cut and rewritten),
-//! `failure` (the answers when the upstream gives none), `head_timeout` (how
-//! long the upstream may take to answer), `task_ids` (the task
-//! ids the client sees, which carry what any replica needs), `body`,
+//! The files: `upstream` (the URL and the client), `proxy` (what the requests
+//! of a worker share), `route` (which way a request goes: forwarded as it
+//! streams, a `GET` stream, a direct call, an exchange), `headers` (what the
+//! upstream and the client get of each other's headers), `direct_call` (a
+//! `tools/call` no timeout applies to, its answer through the layer only when
+//! the layer may change it), `exchange` (any other JSON-RPC request through the
+//! layer, in JSON or as an event stream), `replayed` and `seen_calls` (answers
+//! on `GET` streams, and the calls they answer), `sse` (events cut and
+//! rewritten), `failure` (the answers when the upstream gives none), `cancel`
+//! (`notifications/cancelled` for what the proxy gives up), `head_timeout` (how
+//! long the upstream may take to answer), `task_ids` (the task ids the client
+//! sees, which carry what any replica needs), `body`, `drain` (SIGTERM),
 //! `accept` (connections accepted and served), and `workers` (a thread and a
 //! runtime per CPU, accepting from one listener).
 
 mod accept;
 mod body;
+mod cancel;
 mod direct_call;
 mod drain;
 mod exchange;
@@ -31,6 +35,8 @@ mod head_timeout;
 mod headers;
 mod proxy;
 mod replayed;
+mod route;
+mod seen_calls;
 mod sse;
 mod task_ids;
 pub(crate) mod upstream;

@@ -1,31 +1,18 @@
-//! The proxy's service: every request forwarded to the upstream's origin with
-//! its path and query; a JSON-RPC request to the MCP endpoint goes through the
-//! layer ([`exchange`](crate::http::exchange)), anything else streams through
-//! both ways as it is.
+//! What every request of a worker shares: the upstream and its client, the
+//! layer and the memories every worker shares, the drain. Each request takes
+//! its way from there ([`route`](crate::http::route)).
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Bytes, Incoming};
-use hyper::header;
-use hyper::{Method, Request, Response, StatusCode, Uri, Version};
+use hyper::Uri;
 use mcp_tool_errors::ToolErrorLayer;
-use serde_json::Value;
 
-use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
-use crate::http::direct_call::{self, DirectCall};
 use crate::http::drain::Drain;
-use crate::http::exchange::exchange;
-use crate::http::failure::describe;
 use crate::http::head_timeout::HeadTimeout;
-use crate::http::replayed::{self, SeenCalls};
+use crate::http::seen_calls::SeenCalls;
 use crate::http::task_ids::KnownTasks;
 use crate::http::upstream::{UpstreamClient, UpstreamUrl};
-use crate::http::{headers, task_ids};
 use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::message::requests;
 use crate::options::{Options, TimedTools};
 
 /// What every request shares: the upstream, its client, the layer, the memory
@@ -124,117 +111,18 @@ impl Proxy {
         self.known_tasks.clone()
     }
 
+    /// Where requests go.
+    pub(crate) fn upstream(&self) -> &UpstreamUrl {
+        &self.upstream
+    }
+
+    /// The tools whose calls the layer holds a timer for.
+    pub(crate) fn timed_tools(&self) -> &TimedTools {
+        &self.timed_tools
+    }
+
     /// The upstream's MCP endpoint.
     pub(crate) fn endpoint(&self) -> Uri {
         self.upstream.endpoint_uri()
     }
-
-    /// Answers one request of a client at `client_address`.
-    pub(crate) async fn handle(
-        self: Arc<Self>,
-        request: Request<Incoming>,
-        client_address: SocketAddr,
-    ) -> Result<Response<ProxyBody>, Infallible> {
-        let (mut parts, body) = request.into_parts();
-        let at_endpoint = self.upstream.is_endpoint(parts.uri.path());
-        let is_mcp = parts.method == Method::POST && at_endpoint;
-        parts.uri = self.upstream.uri_for(parts.uri.path_and_query());
-        parts.version = Version::HTTP_11;
-        headers::for_upstream(&mut parts.headers, client_address, &self.upstream.host());
-        if parts.method == Method::GET && at_endpoint {
-            // The session's stream, or a resumed one: answers to calls this
-            // process relayed are rewritten there too.
-            let headers = parts.headers.clone();
-            let request = Request::from_parts(parts, streamed(body));
-            return Ok(match self.client.request(request).await {
-                Ok(response) => replayed::response(self.clone(), &headers, response),
-                Err(error) => self.unreachable(&error),
-            });
-        }
-        if !is_mcp {
-            return Ok(self
-                .forward(Request::from_parts(parts, streamed(body)))
-                .await);
-        }
-        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error) if error.is::<LengthLimitError>() => {
-                crate::log(&format!(
-                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
-                ));
-                return Ok(status_only(StatusCode::PAYLOAD_TOO_LARGE));
-            }
-            // The client is gone, or sent a broken body: nobody to answer.
-            Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
-        };
-        if let Some(call) = DirectCall::read(&bytes, &parts.headers, &self.timed_tools) {
-            self.seen_calls.remember(&parts.headers, call.request());
-            // The answer is read: it must come as the server wrote it.
-            parts.headers.remove(header::ACCEPT_ENCODING);
-            let request = Request::from_parts(parts, whole(bytes));
-            return Ok(direct_call::exchange(&self, request, call).await);
-        }
-        let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
-            // A body that is no JSON: the server answers it.
-            return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);
-        };
-        // The task ids the client holds are the proxy's: the server gets its own.
-        let opened = task_ids::to_upstream(&mut message);
-        task_ids::header_to_upstream(&mut parts.headers);
-        let bytes = if opened.is_empty() {
-            bytes
-        } else {
-            // Hyper counts the new body.
-            parts.headers.remove(header::CONTENT_LENGTH);
-            Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"))
-        };
-        if requests(&message).is_empty() {
-            // Notifications and responses to the server's requests pass as
-            // they are.
-            return Ok(self.forward(Request::from_parts(parts, whole(bytes))).await);
-        }
-        self.seen_calls.remember(&parts.headers, &message);
-        // The answer is read: it must come as the server wrote it.
-        parts.headers.remove(header::ACCEPT_ENCODING);
-        Ok(exchange(
-            &self,
-            Request::from_parts(parts, whole(bytes)),
-            message,
-            &opened,
-        )
-        .await)
-    }
-
-    /// Forwards a request, and its response back, as they stream; a response
-    /// that never came is a 502, as a reverse proxy answers.
-    async fn forward(&self, request: Request<ProxyBody>) -> Response<ProxyBody> {
-        match self.client.request(request).await {
-            Ok(response) => passed_through(response),
-            Err(error) => self.unreachable(&error),
-        }
-    }
-
-    /// A `502`, as a reverse proxy answers a request it could not forward.
-    fn unreachable(&self, error: &(dyn std::error::Error + 'static)) -> Response<ProxyBody> {
-        crate::log(&format!(
-            "cannot forward to {}: {}",
-            self.upstream.endpoint_uri(),
-            describe(error)
-        ));
-        status_only(StatusCode::BAD_GATEWAY)
-    }
-}
-
-/// The upstream's response as the client gets it: without hop-by-hop headers,
-/// its body streamed.
-pub(crate) fn passed_through(response: Response<Incoming>) -> Response<ProxyBody> {
-    let (mut parts, body) = response.into_parts();
-    headers::remove_hop_by_hop(&mut parts.headers);
-    Response::from_parts(parts, streamed(body))
-}
-
-fn status_only(status: StatusCode) -> Response<ProxyBody> {
-    let mut response = Response::new(whole(Vec::new()));
-    *response.status_mut() = status;
-    response
 }

@@ -34,6 +34,8 @@ use std::sync::{Arc, Mutex};
 use hyper::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
+use crate::http::sse;
+
 /// What starts the ids the proxy makes (and names the format's version).
 const PREFIX: &str = "mte1";
 
@@ -101,7 +103,7 @@ pub(crate) fn may_name_a_task(bytes: &[u8], headers: &HeaderMap) -> bool {
 
 /// Whether the message `bytes` (JSON) may hold a task id at all: a member
 /// named `taskId`, or an escape that may spell one.
-pub(crate) fn may_hold_task_ids(bytes: &[u8]) -> bool {
+fn may_hold_task_ids(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, b"taskId").is_some() || has_escape(bytes)
 }
 
@@ -278,6 +280,32 @@ impl ToClient {
             });
         });
         changed
+    }
+
+    /// `event` with the server's task ids in its data translated to the
+    /// client's (the upstream's bytes kept but for the ids).
+    pub(crate) fn event(&self, event: Vec<u8>) -> Vec<u8> {
+        if !self.is_needed() {
+            return event;
+        }
+        let Some(data) = sse::data(&event) else {
+            return event;
+        };
+        if !may_hold_task_ids(&data) {
+            return event;
+        }
+        let Ok(original) = serde_json::from_slice::<Value>(&data) else {
+            return event;
+        };
+        let mut message = original.clone();
+        if self.translate(&mut message) {
+            sse::with_data(
+                &event,
+                &crate::splice::rewritten(&data, &original, &message),
+            )
+        } else {
+            event
+        }
     }
 
     /// The tool a message of the exchange belongs to: the answer to a
