@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 
 use crate::http::drain::{self, Phase};
 use crate::http::proxy::Proxy;
-use crate::http::route;
+use crate::http::{headers, route};
 
 /// Accepts connections on `listener` and serves each, until `until` resolves.
 pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: impl Future) {
@@ -49,9 +49,10 @@ fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
         let drain = proxy.drain().clone();
         let request_read = Arc::new(Notify::new());
         let read = request_read.clone();
+        let client = Arc::new(headers::Client::new(client_address));
         let service = service_fn(move |request| {
             read.notify_one();
-            route::handle(proxy.clone(), request, client_address)
+            route::handle(proxy.clone(), request, client.clone())
         });
         let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);

@@ -45,12 +45,11 @@ use crate::message::Answer;
 use crate::options::TimedTools;
 use crate::stack::{LayerRequest, Method, at_hand};
 
-/// A `tools/call` the layer need not hold: what the layer reads of it.
+/// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]
 pub(crate) struct DirectCall {
-    /// The request as the layer reads it: its id, method and tool.
-    request: Value,
     id: Value,
+    tool: Box<str>,
 }
 
 impl DirectCall {
@@ -66,24 +65,32 @@ impl DirectCall {
             return None;
         };
         let is_call = fields.is_request() && fields.method.as_deref() == Some("tools/call");
-        let tool = fields.params.name.as_deref()?;
-        if !is_call || timed.includes(tool) {
+        let tool = fields.params.name?;
+        if !is_call || timed.includes(&tool) {
             return None;
         }
-        let request = LayerRequest::single(fields);
-        let LayerRequest::Single { id, .. } = &request else {
-            return None;
-        };
-        let id = id.clone();
         Some(Self {
-            request: request.into_value(),
-            id,
+            id: fields.id?,
+            tool: tool.into(),
         })
     }
 
+    pub(crate) fn id(&self) -> &Value {
+        &self.id
+    }
+
+    pub(crate) fn tool(&self) -> &str {
+        &self.tool
+    }
+
     /// The call as the layer reads it (id, method, tool).
-    pub(crate) fn request(&self) -> &Value {
-        &self.request
+    fn request(&self) -> Value {
+        LayerRequest::Single {
+            id: self.id.clone(),
+            method: Method::ToolsCall,
+            name: Some(self.tool.clone()),
+        }
+        .into_value()
     }
 }
 
@@ -117,10 +124,11 @@ impl Answering {
         let mut answer = at_hand(
             &self.proxy.layer(),
             invalid_params,
-            self.call.request.clone(),
+            self.call.request(),
             answer,
         )?;
-        if self.to_client.translate(&mut answer.value) {
+        // The answer to a `tools/call` names a task in a handle only.
+        if fields.result.may_be_task && self.to_client.translate(&mut answer.value) {
             answer.changed = true;
         }
         answer
@@ -134,11 +142,12 @@ impl Answering {
         if cancelled {
             self.cancel.send();
         }
-        let made = failure.answer(&self.call.request);
+        let request = self.call.request();
+        let made = failure.answer(&request);
         let answer = at_hand(
             &self.proxy.layer(),
             self.proxy.invalid_params(),
-            self.call.request.clone(),
+            request,
             Answer::made(made.clone()),
         )
         .unwrap_or_else(|| Answer::made(made));
@@ -158,7 +167,7 @@ pub(crate) async fn exchange(
     call: DirectCall,
 ) -> Response<ProxyBody> {
     let cancel = Cancel::new(proxy, request.headers(), vec![call.id.clone()]);
-    let to_client = ToClient::new(&call.request, &[], proxy.known_tasks());
+    let to_client = ToClient::for_call(&call.id, &call.tool, proxy.known_tasks());
     let answering = Answering {
         proxy: proxy.clone(),
         call,
@@ -484,7 +493,7 @@ mod tests {
     }
 
     fn read(body: &str, timed: &TimedTools) -> Option<Value> {
-        DirectCall::read(body.as_bytes(), &HeaderMap::new(), timed).map(|call| call.request)
+        DirectCall::read(body.as_bytes(), &HeaderMap::new(), timed).map(|call| call.request())
     }
 
     #[test]

@@ -27,6 +27,11 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 
 /// Removes the hop-by-hop headers, and `Upgrade`: the proxy upgrades nothing.
 pub(crate) fn remove_hop_by_hop(headers: &mut HeaderMap) {
+    // Most messages hold none: the few names there are compared first.
+    let is_hop_by_hop = |name: &HeaderName| HOP_BY_HOP.contains(name) || name == header::UPGRADE;
+    if !headers.keys().any(is_hop_by_hop) {
+        return;
+    }
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -43,39 +48,57 @@ pub(crate) fn remove_hop_by_hop(headers: &mut HeaderMap) {
     headers.remove(header::UPGRADE);
 }
 
+/// The client of a connection, as `Forwarded` and `X-Forwarded-For` name it:
+/// written once per connection, not for each request.
+#[derive(Debug)]
+pub(crate) struct Client {
+    /// `for=` and the address, as RFC 7239 writes it.
+    forwarded_for: String,
+    /// The address, as `X-Forwarded-For` lists it.
+    address: HeaderValue,
+}
+
+impl Client {
+    pub(crate) fn new(address: SocketAddr) -> Self {
+        let ip = address.ip();
+        let forwarded_for = match ip {
+            IpAddr::V4(ip) => format!("for={ip}"),
+            // An IPv6 address in brackets and quotes.
+            IpAddr::V6(ip) => format!("for=\"[{ip}]\""),
+        };
+        Self {
+            forwarded_for,
+            address: HeaderValue::from_str(&ip.to_string()).expect("an address is a header value"),
+        }
+    }
+}
+
 /// The headers of a request as the upstream gets them: hop-by-hop ones removed,
-/// `Host` the upstream's, the client's address added to `Forwarded` and
+/// `Host` the upstream's, the `client`'s address added to `Forwarded` and
 /// `X-Forwarded-For` (after what earlier proxies wrote there).
-pub(crate) fn for_upstream(
-    headers: &mut HeaderMap,
-    client: SocketAddr,
-    upstream_host: &HeaderValue,
-) {
+pub(crate) fn for_upstream(headers: &mut HeaderMap, client: &Client, upstream_host: &HeaderValue) {
     remove_hop_by_hop(headers);
-    let mut forwarded = format!("for={}", forwarded_node(client.ip()));
+    let mut forwarded = String::with_capacity(64);
+    forwarded.push_str(&client.forwarded_for);
     if let Some(host) = headers
         .get(header::HOST)
         .and_then(|host| host.to_str().ok())
     {
         // Quoted: a host with a port holds `:`, which a token cannot.
-        forwarded.push_str(&format!(";host=\"{}\"", host.replace(['"', '\\'], "")));
+        forwarded.push_str(";host=\"");
+        forwarded.extend(host.chars().filter(|c| !matches!(c, '"' | '\\')));
+        forwarded.push('"');
     }
     forwarded.push_str(";proto=http");
     append(headers, header::FORWARDED, &forwarded);
-    append(
-        headers,
-        HeaderName::from_static("x-forwarded-for"),
-        &client.ip().to_string(),
-    );
-    headers.insert(header::HOST, upstream_host.clone());
-}
-
-/// `for=` as RFC 7239 writes it: an IPv6 address in brackets and quotes.
-fn forwarded_node(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(ip) => ip.to_string(),
-        IpAddr::V6(ip) => format!("\"[{ip}]\""),
+    let x_forwarded_for = HeaderName::from_static("x-forwarded-for");
+    if headers.contains_key(&x_forwarded_for) {
+        let address = client.address.to_str().expect("written from an address");
+        append(headers, x_forwarded_for, address);
+    } else {
+        headers.insert(x_forwarded_for, client.address.clone());
     }
+    headers.insert(header::HOST, upstream_host.clone());
 }
 
 /// Adds `value` to the list in header `name`, after the values already there.
@@ -137,10 +160,10 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("host", HeaderValue::from_static("proxy.example:8080"));
         headers.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
-        let client: SocketAddr = "[::1]:5000".parse().unwrap();
+        let client = Client::new("[::1]:5000".parse().unwrap());
         for_upstream(
             &mut headers,
-            client,
+            &client,
             &HeaderValue::from_static("upstream:9000"),
         );
         assert_eq!(headers["host"], "upstream:9000");
@@ -149,5 +172,10 @@ mod tests {
             headers["forwarded"],
             "for=\"[::1]\";host=\"proxy.example:8080\";proto=http"
         );
+        let mut first_proxy = HeaderMap::new();
+        let client = Client::new("192.0.2.7:5000".parse().unwrap());
+        for_upstream(&mut first_proxy, &client, &HeaderValue::from_static("u"));
+        assert_eq!(first_proxy["x-forwarded-for"], "192.0.2.7");
+        assert_eq!(first_proxy["forwarded"], "for=192.0.2.7;proto=http");
     }
 }

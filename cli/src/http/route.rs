@@ -6,7 +6,6 @@
 //! streams through both ways as it is.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -24,18 +23,18 @@ use crate::http::proxy::Proxy;
 use crate::http::{headers, replayed, task_ids};
 use crate::message::requests;
 
-/// Answers one request of a client at `client_address`.
+/// Answers one request of `client`.
 pub(crate) async fn handle(
     proxy: Arc<Proxy>,
     request: Request<Incoming>,
-    client_address: SocketAddr,
+    client: Arc<headers::Client>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let (mut parts, body) = request.into_parts();
     let at_endpoint = proxy.upstream().is_endpoint(parts.uri.path());
     let is_mcp = parts.method == Method::POST && at_endpoint;
     parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
     parts.version = Version::HTTP_11;
-    headers::for_upstream(&mut parts.headers, client_address, &proxy.upstream().host());
+    headers::for_upstream(&mut parts.headers, &client, proxy.upstream().host());
     if parts.method == Method::GET && at_endpoint {
         // The session's stream, or a resumed one: answers to calls this
         // process relayed are rewritten there too.
@@ -61,7 +60,9 @@ pub(crate) async fn handle(
         Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
     };
     if let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools()) {
-        proxy.seen_calls().remember(&parts.headers, call.request());
+        proxy
+            .seen_calls()
+            .remember_call(&parts.headers, call.id(), call.tool());
         // The answer is read: it must come as the server wrote it.
         parts.headers.remove(header::ACCEPT_ENCODING);
         let request = Request::from_parts(parts, whole(bytes));

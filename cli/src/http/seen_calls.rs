@@ -5,12 +5,11 @@
 //! ([`replayed`](crate::http::replayed)) is rewritten with its tool.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use hyper::header::HeaderMap;
 use serde_json::Value;
-
-use crate::message::{IdKey, id_key};
 
 /// How many calls the proxy remembers across all sessions.
 pub(crate) const MAX_SEEN_CALLS: usize = 4096;
@@ -19,6 +18,10 @@ pub(crate) const MAX_SEEN_CALLS: usize = 4096;
 const SESSION: &str = "mcp-session-id";
 
 /// The `tools/call`s relayed in each session, by id, with their tools.
+///
+/// A call is known by a 64-bit hash of its session and id: two calls among the
+/// 4,096 remembered share one with a chance of about 1 in 2^41, and nothing is
+/// allocated for the key.
 #[derive(Debug, Default)]
 pub(crate) struct SeenCalls {
     seen: Mutex<Seen>,
@@ -26,38 +29,41 @@ pub(crate) struct SeenCalls {
 
 #[derive(Debug, Default)]
 struct Seen {
-    tools: HashMap<(String, IdKey), String>,
+    tools: HashMap<u64, Box<str>>,
     /// Oldest first.
-    order: VecDeque<(String, IdKey)>,
+    order: VecDeque<u64>,
 }
 
 impl SeenCalls {
     /// Remembers every `tools/call` of `message`, sent in the session of
     /// `headers` (nothing without one).
     pub(crate) fn remember(&self, headers: &HeaderMap, message: &Value) {
-        let Some(session) = session(headers) else {
-            return;
-        };
         let calls: Vec<(&Value, &str)> = match message {
             Value::Array(batch) => batch.iter().filter_map(tool_call).collect(),
             single => tool_call(single).into_iter().collect(),
         };
-        if calls.is_empty() {
-            return;
+        for (id, tool) in calls {
+            self.remember_call(headers, id, tool);
         }
+    }
+
+    /// Remembers the `tools/call` `id` of `tool`, sent in the session of
+    /// `headers` (nothing without one).
+    pub(crate) fn remember_call(&self, headers: &HeaderMap, id: &Value, tool: &str) {
+        let Some(session) = session(headers) else {
+            return;
+        };
+        let key = call_key(session, id);
         let mut seen = self
             .seen
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (id, tool) in calls {
-            let key = (session.to_owned(), id_key(id));
-            if seen.tools.insert(key.clone(), tool.to_owned()).is_none() {
-                seen.order.push_back(key);
-            }
-            while seen.order.len() > MAX_SEEN_CALLS {
-                let oldest = seen.order.pop_front().expect("longer than the bound");
-                seen.tools.remove(&oldest);
-            }
+        if seen.tools.insert(key, tool.into()).is_none() {
+            seen.order.push_back(key);
+        }
+        while seen.order.len() > MAX_SEEN_CALLS {
+            let oldest = seen.order.pop_front().expect("longer than the bound");
+            seen.tools.remove(&oldest);
         }
     }
 
@@ -67,7 +73,9 @@ impl SeenCalls {
             .seen
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        seen.tools.get(&(session.to_owned(), id_key(id))).cloned()
+        seen.tools
+            .get(&call_key(session, id))
+            .map(|tool| tool.to_string())
     }
 
     /// How many calls are remembered.
@@ -80,6 +88,20 @@ impl SeenCalls {
 /// The session `headers` name.
 pub(crate) fn session(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION)?.to_str().ok()
+}
+
+/// The key of the call `id` in `session`: an integer id as it is, a string as
+/// its text, anything else as its JSON text, each marked apart, so `1`, `1.0`
+/// and `"1"` are three calls.
+fn call_key(session: &str, id: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    session.hash(&mut hasher);
+    match id {
+        Value::Number(number) if number.is_i64() => (0u8, number.as_i64()).hash(&mut hasher),
+        Value::String(text) => (1u8, text).hash(&mut hasher),
+        other => (2u8, other.to_string()).hash(&mut hasher),
+    }
+    hasher.finish()
 }
 
 /// The id and tool of `message` when it is a `tools/call` request.
@@ -122,6 +144,10 @@ mod tests {
         assert_eq!(seen.tool("b", &json!(2)).as_deref(), Some("lint"));
         assert_eq!(seen.tool("a", &json!(2)), None);
         assert_eq!(seen.tool("a", &json!("1")), None);
+        assert_eq!(seen.tool("a", &json!(1.0)), None);
+        seen.remember_call(&in_session("a"), &json!("x"), "deploy");
+        assert_eq!(seen.tool("a", &json!("x")).as_deref(), Some("deploy"));
+        assert_eq!(seen.tool("b", &json!("x")), None);
     }
 
     #[test]

@@ -235,6 +235,15 @@ impl ToClient {
         }
     }
 
+    /// For the exchange of one `tools/call`, `id`, of `tool`, naming no task.
+    pub(crate) fn for_call(id: &Value, tool: &str, process: Arc<KnownTasks>) -> Self {
+        Self {
+            calls: vec![(id.clone(), tool.to_owned())],
+            known: HashMap::new(),
+            process,
+        }
+    }
+
     /// For messages outside any exchange (a `GET` stream).
     pub(crate) fn outside_exchanges(process: Arc<KnownTasks>) -> Self {
         Self::new(&Value::Null, &[], process)

@@ -20,6 +20,8 @@ pub(crate) struct UpstreamUrl {
     authority: Authority,
     /// The path of the URL: requests to it are read as MCP.
     endpoint: String,
+    /// The `Host` header the upstream gets.
+    host: HeaderValue,
 }
 
 /// Reads `--upstream`: an `http://` or `https://` URL with a host; its path
@@ -42,10 +44,12 @@ pub(crate) fn parse_upstream(text: &str) -> Result<UpstreamUrl, String> {
             "`{text}`: the URL names the MCP endpoint, without a query"
         ));
     }
+    let host = HeaderValue::from_str(authority.as_str()).expect("an authority is a header value");
     Ok(UpstreamUrl {
         scheme,
         authority,
         endpoint: uri.path().to_owned(),
+        host,
     })
 }
 
@@ -70,8 +74,8 @@ impl UpstreamUrl {
     }
 
     /// The `Host` header the upstream gets.
-    pub(crate) fn host(&self) -> HeaderValue {
-        HeaderValue::from_str(self.authority.as_str()).expect("an authority is a header value")
+    pub(crate) fn host(&self) -> &HeaderValue {
+        &self.host
     }
 
     /// The endpoint's URL, for the log and for `notifications/cancelled`.
