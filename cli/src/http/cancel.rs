@@ -26,7 +26,8 @@ const CANCEL_HEADERS: [HeaderName; 3] = [
 #[derive(Debug)]
 pub(crate) struct Cancel {
     proxy: Arc<Proxy>,
-    headers: Vec<(HeaderName, HeaderValue)>,
+    /// The values of [`CANCEL_HEADERS`] the request had.
+    headers: [Option<HeaderValue>; 3],
     ids: Vec<Value>,
 }
 
@@ -35,10 +36,7 @@ impl Cancel {
     pub(crate) fn new(proxy: &Arc<Proxy>, headers: &HeaderMap, ids: Vec<Value>) -> Self {
         Self {
             proxy: proxy.clone(),
-            headers: CANCEL_HEADERS
-                .iter()
-                .filter_map(|name| Some((name.clone(), headers.get(name)?.clone())))
-                .collect(),
+            headers: CANCEL_HEADERS.map(|name| headers.get(name).cloned()),
             ids,
         }
     }
@@ -55,7 +53,10 @@ impl Cancel {
             let mut request = Request::post(self.proxy.endpoint())
                 .header(header::CONTENT_TYPE, "application/json")
                 .header(header::ACCEPT, "application/json, text/event-stream");
-            for (name, value) in &self.headers {
+            for (name, value) in CANCEL_HEADERS.iter().zip(&self.headers) {
+                let Some(value) = value else {
+                    continue;
+                };
                 request = request.header(name, value);
             }
             let body = serde_json::to_vec(&notification).expect("a JSON value serializes");

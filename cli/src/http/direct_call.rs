@@ -37,7 +37,7 @@ use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
-use crate::http::headers::{media_type, passed_through};
+use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse};
@@ -204,9 +204,9 @@ pub(crate) async fn exchange(
         // A 4xx is the transport's or OAuth's, not the tool's.
         return passed_through(response);
     }
-    match media_type(response.headers()).as_deref() {
-        Some("text/event-stream") => events(response, answering).await,
-        Some("application/json") => json_answer(response, answering).await,
+    match media_type(response.headers()) {
+        MediaType::EventStream => events(response, answering).await,
+        MediaType::Json => json_answer(response, answering).await,
         _ if status.is_server_error() => json_answer(response, answering).await,
         _ => passed_through(response),
     }

@@ -56,7 +56,7 @@ use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe};
-use crate::http::headers::{media_type, passed_through};
+use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
@@ -496,8 +496,8 @@ impl UpstreamCall {
         };
         let status = response.status();
         if status.is_success() || status.is_server_error() {
-            match media_type(response.headers()).as_deref() {
-                Some("text/event-stream") => {
+            match media_type(response.headers()) {
+                MediaType::EventStream => {
                     return Self::relay_events(
                         response,
                         message,
@@ -509,7 +509,7 @@ impl UpstreamCall {
                     )
                     .await;
                 }
-                Some("application/json") => {
+                MediaType::Json => {
                     return Self::read_json(response, message, &self.delivered, &self.untouched)
                         .await;
                 }

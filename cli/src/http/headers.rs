@@ -91,15 +91,13 @@ pub(crate) fn for_upstream(headers: &mut HeaderMap, client: &Client, upstream_ho
     }
     forwarded.push_str(";proto=http");
     append(headers, header::FORWARDED, &forwarded);
-    let x_forwarded_for = HeaderName::from_static("x-forwarded-for");
-    if headers.contains_key(&x_forwarded_for) {
-        let address = client.address.to_str().expect("written from an address");
-        append(headers, x_forwarded_for, address);
-    } else {
-        headers.insert(x_forwarded_for, client.address.clone());
-    }
+    let address = client.address.to_str().expect("written from an address");
+    append(headers, X_FORWARDED_FOR, address);
     headers.insert(header::HOST, upstream_host.clone());
 }
+
+/// `X-Forwarded-For`.
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
 /// Adds `value` to the list in header `name`, after the values already there.
 fn append(headers: &mut HeaderMap, name: HeaderName, value: &str) {
@@ -109,20 +107,45 @@ fn append(headers: &mut HeaderMap, name: HeaderName, value: &str) {
         .filter_map(|value| value.to_str().ok())
         .collect();
     let list = if earlier.is_empty() {
-        value.to_owned()
+        HeaderValue::from_str(value)
     } else {
-        format!("{}, {value}", earlier.join(", "))
+        HeaderValue::from_str(&format!("{}, {value}", earlier.join(", ")))
     };
-    if let Ok(list) = HeaderValue::from_str(&list) {
+    if let Ok(list) = list {
         headers.insert(name, list);
     }
 }
 
-/// The media type of a response, lower case, without parameters.
-pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
-    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    let media_type = content_type.split(';').next()?.trim();
-    Some(media_type.to_ascii_lowercase())
+/// What a response's `Content-Type` says its body is, as far as the proxy
+/// tells bodies apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MediaType {
+    /// `text/event-stream`.
+    EventStream,
+    /// `application/json`.
+    Json,
+    /// Anything else, or no `Content-Type`.
+    Other,
+}
+
+/// The media type of a response, whatever its case and parameters.
+pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
+    let Some(content_type) = headers.get(header::CONTENT_TYPE) else {
+        return MediaType::Other;
+    };
+    let essence = content_type
+        .as_bytes()
+        .split(|byte| *byte == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii();
+    if essence.eq_ignore_ascii_case(b"text/event-stream") {
+        MediaType::EventStream
+    } else if essence.eq_ignore_ascii_case(b"application/json") {
+        MediaType::Json
+    } else {
+        MediaType::Other
+    }
 }
 
 /// The upstream's response as the client gets it: without hop-by-hop headers,
@@ -177,5 +200,24 @@ mod tests {
         for_upstream(&mut first_proxy, &client, &HeaderValue::from_static("u"));
         assert_eq!(first_proxy["x-forwarded-for"], "192.0.2.7");
         assert_eq!(first_proxy["forwarded"], "for=192.0.2.7;proto=http");
+    }
+
+    #[test]
+    fn the_media_type_is_read_whatever_its_case_spaces_and_parameters() {
+        let of = |content_type: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            media_type(&headers)
+        };
+        assert_eq!(of("text/event-stream"), MediaType::EventStream);
+        assert_eq!(
+            of(" Text/Event-Stream ; charset=utf-8"),
+            MediaType::EventStream
+        );
+        assert_eq!(of("application/json"), MediaType::Json);
+        assert_eq!(of("APPLICATION/JSON;charset=UTF-8"), MediaType::Json);
+        assert_eq!(of("application/json-seq"), MediaType::Other);
+        assert_eq!(of("text/html"), MediaType::Other);
+        assert_eq!(media_type(&HeaderMap::new()), MediaType::Other);
     }
 }

@@ -27,7 +27,7 @@ use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::exchange::Answers;
-use crate::http::headers::{media_type, passed_through};
+use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::seen_calls::session;
 use crate::http::task_ids::ToClient;
@@ -42,8 +42,8 @@ pub(crate) fn response(
     response: Response<Incoming>,
 ) -> Response<ProxyBody> {
     let session = session(request_headers).map(str::to_owned);
-    let is_stream = response.status().is_success()
-        && media_type(response.headers()).as_deref() == Some("text/event-stream");
+    let is_stream =
+        response.status().is_success() && media_type(response.headers()) == MediaType::EventStream;
     let Some(session) = session.filter(|_| is_stream) else {
         return passed_through(response);
     };

@@ -8,14 +8,14 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
-use hyper::header::HeaderMap;
+use hyper::header::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 /// How many calls the proxy remembers across all sessions.
 pub(crate) const MAX_SEEN_CALLS: usize = 4096;
 
 /// The header that names a session.
-const SESSION: &str = "mcp-session-id";
+const SESSION: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// The `tools/call`s relayed in each session, by id, with their tools.
 ///
@@ -87,7 +87,7 @@ impl SeenCalls {
 
 /// The session `headers` name.
 pub(crate) fn session(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION)?.to_str().ok()
+    headers.get(&SESSION)?.to_str().ok()
 }
 
 /// The key of the call `id` in `session`: an integer id as it is, a string as
