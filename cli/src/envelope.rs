@@ -69,9 +69,26 @@ pub(crate) struct ResultFields {
 }
 
 /// Reads the envelope of `line`; when it is not JSON, says why.
-pub(crate) fn read(line: &[u8]) -> Result<Envelope<'_>, String> {
-    let text = std::str::from_utf8(line.trim_ascii()).map_err(|error| error.to_string())?;
-    serde_json::from_str(text).map_err(|error| error.to_string())
+pub(crate) fn read(line: &[u8]) -> Result<Envelope<'_>, NotJson> {
+    let text = std::str::from_utf8(line.trim_ascii()).map_err(NotJson::Utf8)?;
+    serde_json::from_str(text).map_err(NotJson::Json)
+}
+
+/// Why a line is not JSON; written out only when shown (an event with no
+/// message, which a stream may send often, costs no text).
+#[derive(Debug)]
+pub(crate) enum NotJson {
+    Utf8(std::str::Utf8Error),
+    Json(serde_json::Error),
+}
+
+impl fmt::Display for NotJson {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Utf8(error) => error.fmt(formatter),
+            Self::Json(error) => error.fmt(formatter),
+        }
+    }
 }
 
 impl Fields<'_> {

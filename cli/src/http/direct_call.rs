@@ -409,6 +409,11 @@ impl Events {
         let Some(data) = sse::data(&event) else {
             return event;
         };
+        // An answer is an object: an event without one (a stream's first,
+        // empty one) is not read.
+        if data.trim_ascii_start().first() != Some(&b'{') {
+            return self.answering.to_client.event(event);
+        }
         let answer = match envelope::read(&data) {
             Ok(Envelope::Single(fields)) if self.answering.is_the_answer(&fields) => {
                 self.answering.rewrite(&data, &fields)

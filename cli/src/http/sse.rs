@@ -27,10 +27,7 @@ impl EventSplitter {
     pub(crate) fn next_event(&mut self) -> Option<Vec<u8>> {
         loop {
             let from = self.searched.max(self.scanned);
-            let Some(found) = self.buffer[from..]
-                .iter()
-                .position(|&byte| byte == b'\n' || byte == b'\r')
-            else {
+            let Some(found) = memchr::memchr2(b'\n', b'\r', &self.buffer[from..]) else {
                 self.searched = self.buffer.len();
                 return None;
             };
@@ -73,10 +70,7 @@ fn lines(event: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest
-            .iter()
-            .position(|&byte| byte == b'\n' || byte == b'\r')
-            .unwrap_or(rest.len());
+        let end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
         let ending = match (rest.get(end), rest.get(end + 1)) {
             (Some(b'\r'), Some(b'\n')) => 2,
             (Some(_), _) => 1,
@@ -91,7 +85,7 @@ fn lines(event: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 
 /// A line's field name and value (one leading space of the value dropped).
 fn field(line: &[u8]) -> (&[u8], &[u8]) {
-    match line.iter().position(|&byte| byte == b':') {
+    match memchr::memchr(b':', line) {
         Some(colon) => {
             let value = &line[colon + 1..];
             (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
