@@ -9,6 +9,8 @@
 //! added an item to) is replaced by its serialization. An object that names a
 //! key twice is replaced whole, since the value kept only one of them.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// `line` (the child's, newline included) with `new` written in place of what
@@ -63,7 +65,7 @@ impl Walk<'_> {
     /// Walks an object member by member; `false` if it names a key twice.
     fn object(&mut self, old: &Map<String, Value>, new: &Map<String, Value>) -> Option<bool> {
         self.copy_byte(b'{')?;
-        let mut seen: Vec<String> = Vec::with_capacity(old.len());
+        let mut seen: Vec<Cow<'_, str>> = Vec::with_capacity(old.len());
         loop {
             self.copy_whitespace();
             if self.peek()? == b'}' {
@@ -71,15 +73,20 @@ impl Walk<'_> {
             }
             let key_start = self.at;
             self.skip_string()?;
-            let key: String = serde_json::from_slice(&self.bytes[key_start..self.at]).ok()?;
-            self.out.extend_from_slice(&self.bytes[key_start..self.at]);
+            let written = &self.bytes[key_start..self.at];
+            // A key without an escape is its bytes between the quotes.
+            let key: Cow<'_, str> = match written.contains(&b'\\') {
+                false => Cow::Borrowed(std::str::from_utf8(&written[1..written.len() - 1]).ok()?),
+                true => Cow::Owned(serde_json::from_slice(written).ok()?),
+            };
+            self.out.extend_from_slice(written);
             if seen.contains(&key) {
                 return Some(false);
             }
             self.copy_whitespace();
             self.copy_byte(b':')?;
             self.copy_whitespace();
-            self.value(old.get(&key)?, new.get(&key)?)?;
+            self.value(old.get(key.as_ref())?, new.get(key.as_ref())?)?;
             seen.push(key);
             self.copy_whitespace();
             if self.peek()? != b',' {
@@ -145,10 +152,10 @@ impl Walk<'_> {
         (self.peek()? == b'"').then_some(())?;
         let mut at = self.at + 1;
         loop {
-            match *self.bytes.get(at)? {
+            at += memchr::memchr2(b'"', b'\\', self.bytes.get(at..)?)?;
+            match self.bytes[at] {
                 b'"' => break,
-                b'\\' => at += 2,
-                _ => at += 1,
+                _ => at += 2,
             }
         }
         self.at = at + 1;
@@ -226,6 +233,18 @@ mod tests {
             text,
             r#"{"z":1,"content":[{"text":"t"}],"a":{"k":2,"m":"y"}}"#
         );
+    }
+
+    #[test]
+    fn a_key_written_with_an_escape_is_read_as_its_name() {
+        let line = r#"{"\u0074ext":"old","k":1,"\u006b":2}"#;
+        let text = spliced(line, |value| value["text"] = json!("new"));
+        // The object names `k` twice: written anew whole (`spliced` checks
+        // that it reads as the new value), in the map's order.
+        assert!(!text.contains("u00"), "{text}");
+        let line = r#"{"\u0074ext":"old","k":1}"#;
+        let text = spliced(line, |value| value["text"] = json!("new"));
+        assert_eq!(text, r#"{"\u0074ext":"new","k":1}"#);
     }
 
     mod properties {
