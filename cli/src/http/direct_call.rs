@@ -29,14 +29,14 @@ use std::task::{Context, Poll, ready};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body, Bytes, Frame, Incoming};
 use hyper::header::{self, HeaderMap};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
-use crate::http::failure::{Failure, describe};
+use crate::http::failure::{Failure, describe, made_response};
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
@@ -179,24 +179,14 @@ pub(crate) async fn exchange(
         biased;
         response = proxy.client().request(request) => response,
         () = drain.reached(Phase::Expired) => {
-            crate::log("the drain timeout passed before the server answered");
-            return json(answering.failed(Failure::Drained, true));
+            return made_response(answering.failed(Failure::drained(), true));
         }
     };
     let response = match response {
         Ok(response) => response,
         Err(error) => {
-            let failure = if error.is_connect() {
-                Failure::Unreachable
-            } else {
-                Failure::ClosedBeforeAnswer
-            };
-            crate::log(&format!(
-                "no answer from {}: {}",
-                proxy.endpoint(),
-                describe(&error)
-            ));
-            return json(answering.failed(failure, false));
+            let failure = Failure::no_response(&proxy.endpoint(), &error);
+            return made_response(answering.failed(failure, false));
         }
     };
     let status = response.status();
@@ -212,15 +202,6 @@ pub(crate) async fn exchange(
     }
 }
 
-/// A JSON body, the answer the proxy or the layer made.
-fn json(bytes: Vec<u8>) -> Response<ProxyBody> {
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(whole(bytes))
-        .expect("a status and a content type make a response")
-}
-
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
 async fn json_answer(response: Response<Incoming>, answering: Answering) -> Response<ProxyBody> {
@@ -230,8 +211,7 @@ async fn json_answer(response: Response<Incoming>, answering: Answering) -> Resp
         biased;
         collected = Limited::new(body, MAX_MESSAGE_BYTES).collect() => collected,
         () = drain.reached(Phase::Expired) => {
-            crate::log("the drain timeout passed before the server answered");
-            return json(answering.failed(Failure::Drained, true));
+            return made_response(answering.failed(Failure::drained(), true));
         }
     };
     let bytes = match collected {
@@ -240,14 +220,14 @@ async fn json_answer(response: Response<Incoming>, answering: Answering) -> Resp
             crate::log(&format!(
                 "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
             ));
-            return json(answering.failed(Failure::TooLarge, false));
+            return made_response(answering.failed(Failure::TooLarge, false));
         }
         Err(error) => {
             crate::log(&format!(
                 "the server's answer was cut: {}",
                 describe(&*error)
             ));
-            return json(answering.failed(Failure::ClosedBeforeAnswer, false));
+            return made_response(answering.failed(Failure::ClosedBeforeAnswer, false));
         }
     };
     headers::remove_hop_by_hop(&mut parts.headers);
@@ -264,7 +244,7 @@ async fn json_answer(response: Response<Incoming>, answering: Answering) -> Resp
         }
         _ if parts.status.is_server_error() => {
             crate::log(&format!("the server answered HTTP {}", parts.status));
-            return json(answering.failed(Failure::Status(parts.status), false));
+            return made_response(answering.failed(Failure::Status(parts.status), false));
         }
         _ => bytes,
     };
@@ -349,8 +329,7 @@ impl Events {
             if let Some(expired) = self.expired.as_mut()
                 && expired.as_mut().poll(cx).is_ready()
             {
-                crate::log("the drain timeout passed before the server answered");
-                return self.end_with(Failure::Drained, true);
+                return self.end_with(Failure::drained(), true);
             }
             match ready!(Pin::new(body).poll_frame(cx)) {
                 Some(Ok(frame)) => {

@@ -44,7 +44,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::http::response;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response};
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -55,7 +55,7 @@ use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
-use crate::http::failure::{Failure, describe};
+use crate::http::failure::{Failure, describe, made_response};
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
@@ -253,12 +253,7 @@ fn json_response(
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
-            let bytes = serde_json::to_vec(&answer).expect("a JSON value serializes");
-            Response::builder()
-                .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(whole(bytes))
-                .expect("a status and a content type make a response")
+            made_response(serde_json::to_vec(&answer).expect("a JSON value serializes"))
         }
     }
 }
@@ -453,9 +448,8 @@ impl UpstreamCall {
         tokio::select! {
             answer = self.run_upstream(&message) => answer,
             () = proxy.drain().reached(Phase::Expired) => {
-                crate::log("the drain timeout passed before the server answered");
                 put(&delivered, Delivered::GivenUp);
-                Failure::Drained.answer(&message)
+                Failure::drained().answer(&message)
             }
         }
     }
@@ -480,16 +474,7 @@ impl UpstreamCall {
         let response = match response {
             Ok(response) => response,
             Err(error) => {
-                let failure = if error.is_connect() {
-                    Failure::Unreachable
-                } else {
-                    Failure::ClosedBeforeAnswer
-                };
-                crate::log(&format!(
-                    "no answer from {}: {}",
-                    self.proxy.endpoint(),
-                    describe(&error)
-                ));
+                let failure = Failure::no_response(&self.proxy.endpoint(), &error);
                 put(&self.delivered, Delivered::Made);
                 return failure.answer(message);
             }

@@ -8,10 +8,11 @@
 
 use std::time::Duration;
 
-use hyper::StatusCode;
+use hyper::header;
+use hyper::{Response, StatusCode, Uri};
 use serde_json::Value;
 
-use crate::http::body::MAX_MESSAGE_BYTES;
+use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
 
 /// Why the upstream did not answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,35 @@ impl Failure {
             single => answer_one(single).unwrap_or(Value::Null),
         }
     }
+}
+
+impl Failure {
+    /// Why the upstream client gave no response to a request to `endpoint`
+    /// (`error`, logged with its sources): no connection, or one that ended
+    /// first.
+    pub(crate) fn no_response(endpoint: &Uri, error: &hyper_util::client::legacy::Error) -> Self {
+        crate::log(&format!("no answer from {endpoint}: {}", describe(error)));
+        if error.is_connect() {
+            Self::Unreachable
+        } else {
+            Self::ClosedBeforeAnswer
+        }
+    }
+
+    /// The end of a drain came first, which is logged.
+    pub(crate) fn drained() -> Self {
+        crate::log("the drain timeout passed before the server answered");
+        Self::Drained
+    }
+}
+
+/// A `200` whose JSON body is an answer the proxy made.
+pub(crate) fn made_response(bytes: Vec<u8>) -> Response<ProxyBody> {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(whole(bytes))
+        .expect("a status and a content type make a response")
 }
 
 /// An error and its sources, for the log: hyper's own `Display` says only
