@@ -1,7 +1,7 @@
 //! One JSON-RPC request at the MCP endpoint: sent upstream through the layer,
 //! and answered to the client in the shape the upstream chose.
 //!
-//! The layer is the library's [`ToolErrorLayer`](mcp_tool_errors::ToolErrorLayer)
+//! The layer is the library's [`mcp_tool_errors::ToolErrorLayer`]
 //! over a `tower::Service<Value>` ([`ToUpstream`]) whose future resolves with the
 //! upstream's message that answers the request: a JSON body, or the data of the
 //! event that carries the answer in an event stream. Everything else about the

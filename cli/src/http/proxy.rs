@@ -28,7 +28,7 @@ pub(crate) struct Proxy {
     invalid_params: InvalidParamsAsToolErrors<()>,
     head_timeout: HeadTimeout,
     /// The tools whose calls the layer holds a timer for; any other call is a
-    /// [`DirectCall`].
+    /// [`DirectCall`](crate::http::direct_call::DirectCall).
     timed_tools: TimedTools,
     seen_calls: Arc<SeenCalls>,
     known_tasks: Arc<KnownTasks>,

@@ -11,7 +11,7 @@
 //! ([`KnownTasks`](crate::http::task_ids::KnownTasks)); every other event, and
 //! an answer to a call this process did not relay, passes as it is. Events are
 //! relayed as they arrive; an event longer than
-//! [`MAX_MESSAGE_BYTES`](crate::http::body::MAX_MESSAGE_BYTES) ends the reading,
+//! [`crate::http::body::MAX_MESSAGE_BYTES`] ends the reading,
 //! and the rest of the stream passes through unread.
 
 use std::sync::Arc;

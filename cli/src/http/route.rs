@@ -1,6 +1,6 @@
 //! Which way a request goes: every request is forwarded to the upstream's
 //! origin with its path and query; at the MCP endpoint, a `GET` is the
-//! session's stream ([`replayed`](crate::http::replayed)), a `POST` holding a
+//! session's stream ([`replayed`]), a `POST` holding a
 //! `tools/call` no timeout applies to is a [`DirectCall`], any other holding
 //! JSON-RPC requests an [`exchange`](crate::http::exchange); anything else
 //! streams through both ways as it is.
