@@ -155,6 +155,21 @@ fn parse_tool_timeout(text: &str) -> Result<(String, Duration), String> {
     Ok((name.to_owned(), parse_duration(duration)?))
 }
 
+/// The options of the HTTP mode in front of `http://h/mcp`, with `extra`:
+/// what the HTTP mode's unit tests read their settings from.
+#[cfg(test)]
+pub(crate) fn http_options(extra: &[&str]) -> Options {
+    use clap::Parser;
+    let args = [
+        "mcp-tool-errors",
+        "--upstream",
+        "http://h/mcp",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    Options::try_parse_from(args.iter().chain(extra)).expect("valid options")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,8 +57,13 @@ impl DirectCall {
     /// one `tools/call` of a tool that `timed` leaves out, naming no task id
     /// of the proxy's; `None` for anything else.
     pub(crate) fn read(bytes: &[u8], headers: &HeaderMap, timed: &TimedTools) -> Option<Self> {
-        // A request with task ids to translate is read whole.
-        if task_ids::may_name_a_task(bytes, headers) {
+        // A request with task ids to translate is read whole; so is one
+        // whose bytes do not spell `"tools/call"` (written with an escape, it
+        // is still answered right, by an exchange), without reading its
+        // envelope first.
+        if task_ids::may_name_a_task(bytes, headers)
+            || memchr::memmem::find(bytes, b"\"tools/call\"").is_none()
+        {
             return None;
         }
         let Ok(Envelope::Single(fields)) = envelope::read(bytes) else {
@@ -450,24 +455,14 @@ impl Body for Events {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use hyper::header::HeaderValue;
     use serde_json::json;
 
     use super::*;
-    use crate::options::Options;
+    use crate::options::http_options;
 
     fn timed(options: &[&str]) -> TimedTools {
-        let args = [
-            "mcp-tool-errors",
-            "--upstream",
-            "http://h/mcp",
-            "--listen",
-            "127.0.0.1:0",
-        ];
-        Options::try_parse_from(args.iter().chain(options))
-            .unwrap()
-            .timed_tools()
+        http_options(options).timed_tools()
     }
 
     fn call(tool: &str) -> String {

@@ -56,20 +56,13 @@ impl HeadTimeout {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use serde_json::json;
 
     use super::*;
+    use crate::options::http_options;
 
     fn head_timeout(options: &[&str]) -> HeadTimeout {
-        let args = [
-            "mcp-tool-errors",
-            "--upstream",
-            "http://h/mcp",
-            "--listen",
-            "127.0.0.1:0",
-        ];
-        HeadTimeout::new(&Options::try_parse_from(args.iter().chain(options)).unwrap())
+        HeadTimeout::new(&http_options(options))
     }
 
     fn call(tool: &str) -> Value {
