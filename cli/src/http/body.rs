@@ -68,4 +68,30 @@ impl Body for ChannelBody {
             .poll_recv(cx)
             .map(|chunk| chunk.map(|chunk| Ok(Frame::data(chunk))))
     }
+
+    /// Once the writer is done, hyper learns it with the last chunk and
+    /// sends the end in that chunk's write.
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_closed() && self.chunks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_channel_body_ends_with_its_last_chunk_once_the_writer_is_done() {
+        let (chunks, mut body) = ChannelBody::new();
+        chunks.send(Bytes::from("first")).await.expect("open");
+        chunks.send(Bytes::from("last")).await.expect("open");
+        let first = body.frame().await.expect("a frame").expect("no error");
+        assert_eq!(first.into_data().expect("data"), "first");
+        assert!(!body.is_end_stream(), "a chunk is still to come");
+        drop(chunks);
+        assert!(!body.is_end_stream(), "the last chunk is still to be sent");
+        let last = body.frame().await.expect("a frame").expect("no error");
+        assert_eq!(last.into_data().expect("data"), "last");
+        assert!(body.is_end_stream());
+    }
 }

@@ -259,12 +259,18 @@ async fn json_answer(response: Response<Incoming>, answering: Answering) -> Resp
 /// How many turns of the runtime an event stream gets to bring its events
 /// before its head is sent, so that the events that came with the head go to
 /// the client in the head's write (hyper's client hands a body on a frame per
-/// turn).
+/// turn); and, once the answer came, to bring its end, so that the end goes to
+/// the client in the answer's write (a server ends the stream after the
+/// answer).
 const GATHER_TURNS: usize = 4;
 
 /// An event stream: its head sent to the client with the events that came
 /// with it, the rest as they come.
-async fn events(response: Response<Incoming>, answering: Answering) -> Response<ProxyBody> {
+async fn events<B>(response: Response<B>, answering: Answering) -> Response<ProxyBody>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::error::Error + 'static,
+{
     let (mut parts, body) = response.into_parts();
     headers::remove_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::CONTENT_LENGTH);
@@ -279,14 +285,19 @@ async fn events(response: Response<Incoming>, answering: Answering) -> Response<
         resumable: false,
         unread: false,
         gathered: Vec::new(),
+        end_turns: 0,
     };
-    for turn in 0..GATHER_TURNS {
+    let mut turns = GATHER_TURNS;
+    loop {
         let frame = std::future::poll_fn(|cx| Poll::Ready(events.next(cx))).await;
         match frame {
             Poll::Ready(Some(bytes)) => events.gathered.push(bytes),
             Poll::Ready(None) => break,
-            Poll::Pending if turn + 1 < GATHER_TURNS => tokio::task::yield_now().await,
-            Poll::Pending => {}
+            Poll::Pending if turns > 0 => {
+                turns -= 1;
+                tokio::task::yield_now().await;
+            }
+            Poll::Pending => break,
         }
     }
     Response::from_parts(parts, events.boxed_unsync())
@@ -294,9 +305,9 @@ async fn events(response: Response<Incoming>, answering: Answering) -> Response<
 
 /// The client's event stream: the upstream's events, the answer rewritten
 /// when the layer changes it, or the proxy's answer when none comes.
-struct Events {
+struct Events<B = Incoming> {
     /// The upstream's stream; `None` once it is done with.
-    body: Option<Incoming>,
+    body: Option<B>,
     splitter: sse::EventSplitter,
     answering: Answering,
     /// The end of a drain, while the answer is awaited; `None` once it came.
@@ -306,11 +317,15 @@ struct Events {
     /// Whether the rest of the stream passes unread (an event too large to
     /// read came after the answer).
     unread: bool,
-    /// What was read before the head was sent, first out.
+    /// What was read and not yet sent, first out: before the head, and after
+    /// the answer while the end is awaited.
     gathered: Vec<Bytes>,
+    /// The turns left to await the end after an answer that came once the
+    /// head was sent (before, the head waits for it).
+    end_turns: usize,
 }
 
-impl std::fmt::Debug for Events {
+impl<B> std::fmt::Debug for Events<B> {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("Events")
@@ -321,7 +336,11 @@ impl std::fmt::Debug for Events {
     }
 }
 
-impl Events {
+impl<B> Events<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::error::Error + 'static,
+{
     /// The next bytes for the client; `Ready(None)` at the end.
     fn next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         loop {
@@ -436,7 +455,11 @@ impl Events {
     }
 }
 
-impl Body for Events {
+impl<B> Body for Events<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::error::Error + 'static,
+{
     type Data = Bytes;
     type Error = BoxError;
 
@@ -445,20 +468,51 @@ impl Body for Events {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
-        if !this.gathered.is_empty() {
-            return Poll::Ready(Some(Ok(Frame::data(this.gathered.remove(0)))));
+        loop {
+            // After the answer, what came with it waits a few turns for the
+            // end of the stream, which then goes in the same write.
+            let awaiting_end = !this.gathered.is_empty()
+                && this.expired.is_none()
+                && this.body.is_some()
+                && this.end_turns > 0;
+            if !this.gathered.is_empty() && !awaiting_end {
+                return Poll::Ready(Some(Ok(Frame::data(this.gathered.remove(0)))));
+            }
+            let answered = this.expired.is_none();
+            match this.next(cx) {
+                Poll::Ready(Some(bytes)) => {
+                    this.gathered.push(bytes);
+                    if !answered && this.expired.is_none() {
+                        this.end_turns = GATHER_TURNS;
+                    }
+                }
+                Poll::Ready(None) if this.gathered.is_empty() => return Poll::Ready(None),
+                Poll::Ready(None) => {}
+                Poll::Pending if awaiting_end => {
+                    this.end_turns -= 1;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
         }
-        this.next(cx)
-            .map(|bytes| bytes.map(|bytes| Ok(Frame::data(bytes))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.gathered.is_empty() && self.body.is_none()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use hyper::header::HeaderValue;
     use serde_json::json;
 
     use super::*;
+    use crate::http::drain::Drain;
+    use crate::http::upstream::{self, parse_upstream};
     use crate::options::http_options;
 
     fn timed(options: &[&str]) -> TimedTools {
@@ -518,5 +572,92 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("mcp-name", HeaderValue::from_static("mte1.74.31.0badc0de"));
         assert!(DirectCall::read(call("t").as_bytes(), &headers, &untimed).is_none());
+    }
+
+    /// An upstream event stream as hyper's client hands it on: a frame, or
+    /// nothing yet (the connection's task has not run) on a turn.
+    struct Upstream(VecDeque<Option<&'static str>>);
+
+    impl Body for Upstream {
+        type Data = Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+            match self.0.pop_front() {
+                Some(Some(bytes)) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(bytes))))),
+                Some(None) => {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+                None => Poll::Ready(None),
+            }
+        }
+    }
+
+    const PRIMING: &str = "id: 0/1\ndata: \n\n";
+    const ANSWER: &str = "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n";
+
+    /// The client's stream for the upstream's `frames` (`None`: a turn
+    /// without one): each frame sent, and whether hyper, asking after it,
+    /// learns that the stream ends there (then the end goes in its write).
+    async fn client_frames(frames: &[Option<&'static str>]) -> Vec<(String, bool)> {
+        let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
+        let client = upstream::client(&upstream::connector(&url).expect("a connector"));
+        // Held to the end: without it, the drain is over.
+        let (_serving, drain) = Drain::new();
+        let proxy = Arc::new(Proxy::new(url, client, &http_options(&[]), drain));
+        let call = DirectCall::read(call("search").as_bytes(), &HeaderMap::new(), &timed(&[]))
+            .expect("a direct call");
+        let answering = Answering {
+            cancel: Cancel::new(&proxy, &HeaderMap::new(), vec![call.id.clone()]),
+            to_client: ToClient::for_call(&call.id, &call.tool, proxy.known_tasks()),
+            proxy,
+            call,
+        };
+        let upstream = Response::new(Upstream(frames.iter().copied().collect()));
+        let mut body = events(upstream, answering).await.into_body();
+        let mut sent = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let data = frame.expect("no error").into_data().expect("data");
+            sent.push((
+                String::from_utf8_lossy(&data).into_owned(),
+                body.is_end_stream(),
+            ));
+        }
+        sent
+    }
+
+    #[tokio::test]
+    async fn the_end_of_a_stream_that_came_with_the_head_goes_with_the_answer() {
+        let frames = [None, Some(PRIMING), None, Some(ANSWER), None];
+        assert_eq!(
+            client_frames(&frames).await,
+            [(PRIMING.to_owned(), false), (ANSWER.to_owned(), true)]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_end_of_a_stream_that_came_after_the_head_goes_with_the_answer() {
+        let mut frames = vec![Some(PRIMING)];
+        // The tool takes longer than the head waits for.
+        frames.extend([None; GATHER_TURNS + 2]);
+        frames.extend([Some(ANSWER), None, None]);
+        assert_eq!(
+            client_frames(&frames).await,
+            [(PRIMING.to_owned(), false), (ANSWER.to_owned(), true)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stream_kept_open_after_the_answer_sends_it_after_a_few_turns() {
+        let mut frames = vec![Some(PRIMING), Some(ANSWER)];
+        frames.extend([None; 2 * GATHER_TURNS + 2]);
+        frames.push(Some("data: late\n\n"));
+        let sent = client_frames(&frames).await;
+        assert_eq!(sent[1], (ANSWER.to_owned(), false));
+        assert_eq!(sent.len(), 3, "{sent:?}");
     }
 }
