@@ -37,6 +37,7 @@ use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
+use crate::http::gather::GATHER_TURNS;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
@@ -255,14 +256,6 @@ async fn json_answer(response: Response<Incoming>, answering: Answering) -> Resp
     };
     Response::from_parts(parts, whole(bytes))
 }
-
-/// How many turns of the runtime an event stream gets to bring its events
-/// before its head is sent, so that the events that came with the head go to
-/// the client in the head's write (hyper's client hands a body on a frame per
-/// turn); and, once the answer came, to bring its end, so that the end goes to
-/// the client in the answer's write (a server ends the stream after the
-/// answer).
-const GATHER_TURNS: usize = 4;
 
 /// An event stream: its head sent to the client with the events that came
 /// with it, the rest as they come.

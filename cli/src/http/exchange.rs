@@ -56,6 +56,7 @@ use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
+use crate::http::gather::gather;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
@@ -133,25 +134,6 @@ pub(crate) async fn exchange(
         // No head for the client: the answer goes in a JSON body.
         None => json_response(answer.await, &delivered, &cancel),
     }
-}
-
-/// How many turns of the runtime [`gather`] gives a stream's relay.
-const GATHER_TURNS: usize = 4;
-
-/// Runs `relay` (the rest of an event stream) for a few turns of the runtime
-/// before the stream's head is sent, so that the events the upstream sent with
-/// its head (hyper's client hands a body on a frame per turn) go to the client
-/// in the head's write instead of one write each; returns it unfinished when
-/// it waits longer, for instance for the upstream's next bytes.
-async fn gather<F: Future<Output = ()> + Unpin>(mut relay: F) -> Option<F> {
-    for _ in 0..GATHER_TURNS {
-        let step = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut relay).poll(cx))).await;
-        if step.is_ready() {
-            return None;
-        }
-        tokio::task::yield_now().await;
-    }
-    Some(relay)
 }
 
 /// What the upstream call sends the client's side when the response is not one

@@ -17,7 +17,8 @@
 //! the layer may change it), `exchange` (any other JSON-RPC request through the
 //! layer, in JSON or as an event stream), `replayed` and `seen_calls` (answers
 //! on `GET` streams, and the calls they answer), `sse` (events cut and
-//! rewritten), `failure` (the answers when the upstream gives none), `cancel`
+//! rewritten), `failure` (the answers when the upstream gives none), `gather`
+//! (what the upstream sent together goes to the client in one write), `cancel`
 //! (`notifications/cancelled` for what the proxy gives up), `head_timeout` (how
 //! long the upstream may take to answer), `task_ids` (the task ids the client
 //! sees, which carry what any replica needs), `body`, `drain` (SIGTERM),
@@ -31,6 +32,7 @@ mod direct_call;
 mod drain;
 mod exchange;
 mod failure;
+mod gather;
 mod head_timeout;
 mod headers;
 mod proxy;
