@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Bytes, Frame, Incoming};
+use hyper::body::{Body, Bytes, Frame};
 use tokio::sync::mpsc;
 
 /// The most the proxy reads of one message at the MCP endpoint, either way: a
@@ -24,8 +24,12 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every body the proxy sends, to the upstream or to the client.
 pub(crate) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
-/// A body passed on as it streams.
-pub(crate) fn streamed(body: Incoming) -> ProxyBody {
+/// A body passed on as it streams: a client's request, or an upstream's
+/// response.
+pub(crate) fn streamed<B>(body: B) -> ProxyBody
+where
+    B: Body<Data = Bytes, Error = hyper::Error> + Send + 'static,
+{
     body.map_err(BoxError::from).boxed_unsync()
 }
 

@@ -35,6 +35,7 @@ use serde_json::Value;
 use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
+use crate::http::client::UpstreamBody;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::GATHER_TURNS;
@@ -210,7 +211,10 @@ pub(crate) async fn exchange(
 
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
-async fn json_answer(response: Response<Incoming>, answering: Answering) -> Response<ProxyBody> {
+async fn json_answer(
+    response: Response<UpstreamBody>,
+    answering: Answering,
+) -> Response<ProxyBody> {
     let (mut parts, body) = response.into_parts();
     let drain = answering.proxy.drain().clone();
     let collected = tokio::select! {
@@ -504,6 +508,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::http::client::UpstreamClient;
     use crate::http::drain::Drain;
     use crate::http::upstream::{self, parse_upstream};
     use crate::options::http_options;
@@ -598,7 +603,7 @@ mod tests {
     /// learns that the stream ends there (then the end goes in its write).
     async fn client_frames(frames: &[Option<&'static str>]) -> Vec<(String, bool)> {
         let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
-        let client = upstream::client(&upstream::connector(&url).expect("a connector"));
+        let client = UpstreamClient::new(&upstream::connector(&url).expect("a connector"), &url);
         // Held to the end: without it, the drain is over.
         let (_serving, drain) = Drain::new();
         let proxy = Arc::new(Proxy::new(url, client, &http_options(&[]), drain));

@@ -41,7 +41,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper::header;
 use hyper::http::response;
 use hyper::{Request, Response};
@@ -54,6 +54,7 @@ use tower_service::Service;
 use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
+use crate::http::client::UpstreamBody;
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::gather;
@@ -141,7 +142,7 @@ pub(crate) async fn exchange(
 #[derive(Debug)]
 enum Head {
     /// Not an answer to rewrite: sent to the client as it is.
-    PassThrough(Response<Incoming>),
+    PassThrough(Response<UpstreamBody>),
     /// An event stream: its head goes to the client now, its events follow.
     Stream(response::Parts),
 }
@@ -187,7 +188,7 @@ enum Delivered {
 #[derive(Debug)]
 struct StreamRest {
     splitter: sse::EventSplitter,
-    body: Incoming,
+    body: UpstreamBody,
 }
 
 fn take(delivered: &Mutex<Delivered>) -> Delivered {
@@ -496,7 +497,7 @@ impl UpstreamCall {
     /// A body read whole: a JSON-RPC answer goes through the layer; a 5xx
     /// without one becomes a [`Failure`]; any other body passes as it is.
     async fn read_json(
-        response: Response<Incoming>,
+        response: Response<UpstreamBody>,
         message: &Value,
         delivered: &Mutex<Delivered>,
         untouched: &Untouched,
@@ -553,7 +554,7 @@ impl UpstreamCall {
     /// Relays the events before the answer to the client as they arrive;
     /// resolves with the answer's message.
     async fn relay_events(
-        response: Response<Incoming>,
+        response: Response<UpstreamBody>,
         message: &Value,
         head: oneshot::Sender<Head>,
         events: mpsc::Sender<Bytes>,

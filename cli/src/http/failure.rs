@@ -13,6 +13,7 @@ use hyper::{Response, StatusCode, Uri};
 use serde_json::Value;
 
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
+use crate::http::client::UpstreamError;
 
 /// Why the upstream did not answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +82,7 @@ impl Failure {
     /// Why the upstream client gave no response to a request to `endpoint`
     /// (`error`, logged with its sources): no connection, or one that ended
     /// first.
-    pub(crate) fn no_response(endpoint: &Uri, error: &hyper_util::client::legacy::Error) -> Self {
+    pub(crate) fn no_response(endpoint: &Uri, error: &UpstreamError) -> Self {
         crate::log(&format!("no answer from {endpoint}: {}", describe(error)));
         if error.is_connect() {
             Self::Unreachable

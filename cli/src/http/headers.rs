@@ -4,11 +4,11 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{HeaderMap, Response};
 
 use crate::http::body::{ProxyBody, streamed};
+use crate::http::client::UpstreamBody;
 
 /// The headers that belong to one connection (RFC 9110 section 7.6.1), besides
 /// those that `Connection` names.
@@ -150,7 +150,7 @@ pub(crate) fn media_type(headers: &HeaderMap) -> MediaType {
 
 /// The upstream's response as the client gets it: without hop-by-hop headers,
 /// its body streamed.
-pub(crate) fn passed_through(response: Response<Incoming>) -> Response<ProxyBody> {
+pub(crate) fn passed_through(response: Response<UpstreamBody>) -> Response<ProxyBody> {
     let (mut parts, body) = response.into_parts();
     remove_hop_by_hop(&mut parts.headers);
     Response::from_parts(parts, streamed(body))

@@ -9,7 +9,8 @@
 //! balancer in front of it. It reaches `https://` upstreams with rustls and the
 //! platform's root certificates.
 //!
-//! The files: `upstream` (the URL and the client), `proxy` (what the requests
+//! The files: `upstream` (the URL, and what connects to it), `client` (the
+//! connections to the upstream, each given back at its response's end), `proxy` (what the requests
 //! of a worker share), `route` (which way a request goes: forwarded as it
 //! streams, a `GET` stream, a direct call, an exchange), `headers` (what the
 //! upstream and the client get of each other's headers), `direct_call` (a
@@ -28,6 +29,7 @@
 mod accept;
 mod body;
 mod cancel;
+mod client;
 mod direct_call;
 mod drain;
 mod exchange;
@@ -50,6 +52,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use crate::http::accept::{accept, accept_queued};
+use crate::http::client::UpstreamClient;
 use crate::http::drain::{Drain, Phase};
 use crate::http::upstream::UpstreamUrl;
 use crate::http::workers::Workers;
@@ -76,12 +79,8 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     };
     let stop = stop_signal();
     let (phase, drain) = Drain::new();
-    let proxy = Arc::new(proxy::Proxy::new(
-        upstream,
-        upstream::client(&connector),
-        options,
-        drain,
-    ));
+    let client = UpstreamClient::new(&connector, &upstream);
+    let proxy = Arc::new(proxy::Proxy::new(upstream, client, options, drain));
     // The other workers accept from copies of the listener.
     let listener = match listener.into_std() {
         Ok(listener) => listener,

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use hyper::Uri;
 use mcp_tool_errors::ToolErrorLayer;
 
+use crate::http::client::UpstreamClient;
 use crate::http::drain::Drain;
 use crate::http::head_timeout::HeadTimeout;
 use crate::http::seen_calls::SeenCalls;
 use crate::http::task_ids::KnownTasks;
-use crate::http::upstream::{UpstreamClient, UpstreamUrl};
+use crate::http::upstream::UpstreamUrl;
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::options::{Options, TimedTools};
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use http_body_util::BodyExt;
 use hyper::Response;
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper::header::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
+use crate::http::client::UpstreamBody;
 use crate::http::exchange::Answers;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
@@ -39,7 +40,7 @@ use crate::http::{headers, sse};
 pub(crate) fn response(
     proxy: Arc<Proxy>,
     request_headers: &HeaderMap,
-    response: Response<Incoming>,
+    response: Response<UpstreamBody>,
 ) -> Response<ProxyBody> {
     let session = session(request_headers).map(str::to_owned);
     let is_stream =
@@ -58,7 +59,7 @@ pub(crate) fn response(
 async fn relay(
     proxy: Arc<Proxy>,
     session: String,
-    mut body: Incoming,
+    mut body: UpstreamBody,
     events: mpsc::Sender<Bytes>,
 ) {
     let mut splitter = sse::EventSplitter::default();
@@ -93,7 +94,7 @@ async fn relay(
 }
 
 /// The rest of the stream, as it comes.
-async fn pass_rest(mut body: Incoming, events: mpsc::Sender<Bytes>) {
+async fn pass_rest(mut body: UpstreamBody, events: mpsc::Sender<Bytes>) {
     while let Some(Ok(frame)) = body.frame().await {
         if let Ok(chunk) = frame.into_data()
             && events.send(chunk).await.is_err()

@@ -1,5 +1,5 @@
 //! The upstream: the `--upstream` URL read into an origin and an MCP endpoint,
-//! and the pooled HTTP client that reaches it (rustls for `https://`).
+//! and what opens connections to it (rustls for `https://`).
 
 use std::time::Duration;
 
@@ -7,11 +7,7 @@ use hyper::Uri;
 use hyper::header::HeaderValue;
 use hyper::http::uri::{Authority, PathAndQuery, Scheme};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-
-use crate::http::body::ProxyBody;
 
 /// What `--upstream` says: where the server is, and the path of its MCP endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +84,6 @@ impl UpstreamUrl {
 /// What opens connections to the upstream: TCP, and TLS for `https://`.
 pub(crate) type Connector = HttpsConnector<HttpConnector>;
 
-/// The client forwarded requests go through, with its pool of connections.
-pub(crate) type UpstreamClient = Client<Connector, ProxyBody>;
-
 /// How long a connection to the upstream may take to open (TCP, and not the
 /// TLS handshake): Envoy's default. A server that takes longer is answered as
 /// unreachable; a shorter `--tool-timeout` answers a `tools/call` first.
@@ -127,13 +120,6 @@ pub(crate) fn connector(upstream: &UpstreamUrl) -> std::io::Result<Connector> {
             .wrap_connector(tcp)
     };
     Ok(connector)
-}
-
-/// A client with a pool of its own: each worker has one, so that a pooled
-/// connection serves the thread that drives it (its task runs on the runtime
-/// that opened it).
-pub(crate) fn client(connector: &Connector) -> UpstreamClient {
-    Client::builder(TokioExecutor::new()).build(connector.clone())
 }
 
 #[cfg(test)]

@@ -16,8 +16,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::http::accept::accept;
+use crate::http::client::UpstreamClient;
 use crate::http::proxy::Proxy;
-use crate::http::upstream::{self, Connector};
+use crate::http::upstream::Connector;
 
 /// The workers started besides the main thread.
 #[derive(Debug)]
@@ -52,7 +53,7 @@ impl Workers {
                     break;
                 }
             };
-            let proxy = proxy.for_worker(upstream::client(connector));
+            let proxy = proxy.for_worker(UpstreamClient::new(connector, proxy.upstream()));
             let (mut stopping, closed) = (stopping.clone(), closed.clone());
             let starting = starting.clone();
             let started = std::thread::Builder::new()

@@ -1,0 +1,433 @@
+//! The client that reaches the upstream: a worker's kept-alive HTTP/1.1
+//! connections to its one origin, each serving one request at a time.
+//!
+//! A connection is taken for a request and given back once its response body
+//! has been read to the end ([`UpstreamBody`]): then, and not before, the
+//! connection can carry another request. A response dropped before its end
+//! (a client gone, a tool timeout, a drain) closes its connection, as
+//! HTTP/1.1 has no other way to abandon a request; so does one whose request
+//! future is dropped before its head came. Nothing is looked up by key and no
+//! task is spawned per response: all requests go to the one upstream, and the
+//! body that ends is what gives its connection back.
+//!
+//! A connection idle for [`IDLE_TIMEOUT`] is closed at the next checkout; one
+//! the server closed is dropped when a request finds it so. A request that a
+//! kept-alive connection closed before it was written goes on a new one.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{self, HeaderValue};
+use hyper::http::uri::PathAndQuery;
+use hyper::{Request, Response, Uri};
+use tokio::time::Instant;
+use tower_service::Service;
+
+use crate::http::body::{BoxError, ProxyBody};
+use crate::http::upstream::{Connector, UpstreamUrl};
+
+/// How long a connection may wait in the pool for its next request:
+/// hyper-util's default for its pooled client, and under the keep-alive
+/// timeouts servers commonly keep (uvicorn's is 5 s, so its connections are
+/// closed by the server first, and found so at the next checkout).
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// A worker's connections to the upstream.
+#[derive(Debug, Clone)]
+pub(crate) struct UpstreamClient {
+    connector: Connector,
+    /// Where every connection goes: the upstream's scheme and authority.
+    origin: Uri,
+    /// The `Host` of a request that has none (one the proxy makes).
+    host: HeaderValue,
+    idle: Arc<Idle>,
+}
+
+impl UpstreamClient {
+    /// A client opening its connections to `upstream` with `connector`.
+    pub(crate) fn new(connector: &Connector, upstream: &UpstreamUrl) -> Self {
+        let mut origin = upstream.endpoint_uri().into_parts();
+        origin.path_and_query = Some(PathAndQuery::from_static("/"));
+        Self {
+            connector: connector.clone(),
+            origin: Uri::from_parts(origin).expect("an origin and a path make a URI"),
+            host: upstream.host().clone(),
+            idle: Arc::default(),
+        }
+    }
+
+    /// Sends `request` (its URI may be absolute: the path and query are
+    /// sent; without a `Host`, it gets the upstream's) on an idle connection,
+    /// or on a new one; resolves with the response head, whose body gives the
+    /// connection back at its end.
+    pub(crate) async fn request(
+        &self,
+        mut request: Request<ProxyBody>,
+    ) -> Result<Response<UpstreamBody>, UpstreamError> {
+        origin_form(request.uri_mut());
+        if !request.headers().contains_key(header::HOST) {
+            request
+                .headers_mut()
+                .insert(header::HOST, self.host.clone());
+        }
+        loop {
+            let (mut sender, reused) = match self.idle.take().await {
+                Some(sender) => (sender, true),
+                None => (self.connect().await?, false),
+            };
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    let idle = self.idle.clone();
+                    return Ok(response.map(|body| UpstreamBody {
+                        body,
+                        connection: Some((sender, idle)),
+                    }));
+                }
+                Err(mut error) => match error.take_message() {
+                    // The server closed the connection as it was reused:
+                    // nothing of the request went, so it goes again.
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(UpstreamError::Request(error.into_error())),
+                },
+            }
+        }
+    }
+
+    /// A new connection, driven by a task of its own on this worker.
+    async fn connect(&self) -> Result<SendRequest<ProxyBody>, UpstreamError> {
+        let mut connector = self.connector.clone();
+        let io = connector
+            .call(self.origin.clone())
+            .await
+            .map_err(UpstreamError::Connect)?;
+        let (sender, connection) = http1::handshake(io)
+            .await
+            .map_err(|error| UpstreamError::Connect(error.into()))?;
+        // Ends when the connection closes: an error there reaches the
+        // request or body it happened to.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+}
+
+/// Writes `uri` in origin form (its path and query), as HTTP/1.1 sends it to
+/// a server.
+fn origin_form(uri: &mut Uri) {
+    if uri.scheme().is_some() {
+        let path = uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        *uri = Uri::from(path);
+    }
+}
+
+/// The connections waiting for a request, the last given back first (the
+/// likeliest still open), each with when it was given back.
+#[derive(Debug, Default)]
+struct Idle(Mutex<VecDeque<(SendRequest<ProxyBody>, Instant)>>);
+
+impl Idle {
+    /// An idle connection ready for a request, when one is open; those idle
+    /// for longer than [`IDLE_TIMEOUT`] are closed.
+    async fn take(&self) -> Option<SendRequest<ProxyBody>> {
+        loop {
+            let mut sender = {
+                let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+                let now = Instant::now();
+                while idle
+                    .front()
+                    .is_some_and(|(_, since)| now.duration_since(*since) > IDLE_TIMEOUT)
+                {
+                    idle.pop_front();
+                }
+                idle.pop_back()?.0
+            };
+            if ready_soon(&mut sender).await {
+                return Some(sender);
+            }
+        }
+    }
+
+    fn give_back(&self, sender: SendRequest<ProxyBody>) {
+        if !sender.is_closed() {
+            let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            idle.push_back((sender, Instant::now()));
+        }
+    }
+}
+
+/// Whether `sender` is ready for a request now or on the runtime's next turn
+/// (its task may have yet to see the last response's end); a connection the
+/// server closed, or one still busy (a request body still being sent after
+/// its response), is not, and is closed.
+async fn ready_soon(sender: &mut SendRequest<ProxyBody>) -> bool {
+    for _ in 0..2 {
+        match std::future::poll_fn(|cx| Poll::Ready(sender.poll_ready(cx))).await {
+            Poll::Ready(result) => return result.is_ok(),
+            Poll::Pending => tokio::task::yield_now().await,
+        }
+    }
+    false
+}
+
+/// A response body from the upstream; its connection goes back to the pool
+/// when the body ends, read to its end or dropped there.
+#[derive(Debug)]
+pub(crate) struct UpstreamBody {
+    body: Incoming,
+    /// `None` once given back, or after an error.
+    connection: Option<(SendRequest<ProxyBody>, Arc<Idle>)>,
+}
+
+impl UpstreamBody {
+    fn give_back(&mut self) {
+        if let Some((sender, idle)) = self.connection.take() {
+            idle.give_back(sender);
+        }
+    }
+}
+
+impl Body for UpstreamBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let frame = ready!(Pin::new(&mut self.body).poll_frame(cx));
+        match &frame {
+            Some(Err(_)) => self.connection = None,
+            None => self.give_back(),
+            Some(Ok(_)) if self.body.is_end_stream() => self.give_back(),
+            Some(Ok(_)) => {}
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for UpstreamBody {
+    /// A body without content (or read to its end) gives its connection
+    /// back even when no one polled it; any other drop closes it.
+    fn drop(&mut self) {
+        if self.body.is_end_stream() {
+            self.give_back();
+        }
+    }
+}
+
+/// Why the upstream gave no response.
+#[derive(Debug)]
+pub(crate) enum UpstreamError {
+    /// No connection could be opened (TCP, or the TLS handshake).
+    Connect(BoxError),
+    /// The connection failed before the response head came.
+    Request(hyper::Error),
+}
+
+impl UpstreamError {
+    pub(crate) fn is_connect(&self) -> bool {
+        matches!(self, Self::Connect(_))
+    }
+}
+
+impl std::fmt::Display for UpstreamError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self {
+            Self::Connect(_) => "cannot connect",
+            Self::Request(_) => "the request failed",
+        })
+    }
+}
+
+impl std::error::Error for UpstreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Connect(error) => Some(&**error),
+            Self::Request(error) => Some(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use http_body_util::{BodyExt, Full};
+    use hyper::server::conn::http1 as server;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::http::body::whole;
+    use crate::http::upstream::{connector, parse_upstream};
+
+    /// An upstream on 127.0.0.1 that counts the connections it accepted:
+    /// `/` answers `ok`, `/stream` a body that never ends; with `keep_alive`
+    /// off, it closes each connection after its response.
+    struct Upstream {
+        client: UpstreamClient,
+        connections: Arc<AtomicUsize>,
+    }
+
+    impl Upstream {
+        async fn start(keep_alive: bool) -> Self {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+            let address = listener.local_addr().expect("an address");
+            let connections = Arc::new(AtomicUsize::new(0));
+            let accepted = connections.clone();
+            tokio::spawn(async move {
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        return;
+                    };
+                    accepted.fetch_add(1, Ordering::SeqCst);
+                    let service = service_fn(|request: Request<Incoming>| async move {
+                        let body = if request.uri().path() == "/stream" {
+                            BodyExt::boxed(Endless)
+                        } else {
+                            BodyExt::boxed(Full::new(Bytes::from("ok")))
+                        };
+                        Ok::<_, Infallible>(Response::new(body))
+                    });
+                    let connection = server::Builder::new()
+                        .keep_alive(keep_alive)
+                        .serve_connection(TokioIo::new(stream), service);
+                    tokio::spawn(connection);
+                }
+            });
+            let url = parse_upstream(&format!("http://{address}/mcp")).expect("a URL");
+            let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
+            Self {
+                client,
+                connections,
+            }
+        }
+
+        /// `GET path` to the end of its body, which is returned.
+        async fn read(&self, path: &str) -> Bytes {
+            let response = self.get(path).await;
+            let body = response.into_body().collect().await.expect("a body");
+            body.to_bytes()
+        }
+
+        async fn get(&self, path: &str) -> Response<UpstreamBody> {
+            let request = Request::get(format!("http://upstream{path}"))
+                .body(whole(Bytes::new()))
+                .expect("a request");
+            self.client.request(request).await.expect("a response")
+        }
+
+        fn connections(&self) -> usize {
+            self.connections.load(Ordering::SeqCst)
+        }
+    }
+
+    /// A body that never sends anything, nor ends.
+    struct Endless;
+
+    impl Body for Endless {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_serves_again_once_its_response_is_read_to_the_end() {
+        let upstream = Upstream::start(true).await;
+        for _ in 0..5 {
+            assert_eq!(upstream.read("/").await, "ok");
+        }
+        assert_eq!(upstream.connections(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_response_dropped_before_its_end_closes_its_connection() {
+        let upstream = Upstream::start(true).await;
+        let streaming = upstream.get("/stream").await;
+        // While it streams, a second request needs a connection of its own.
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(upstream.connections(), 2);
+        drop(streaming);
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(
+            upstream.connections(),
+            2,
+            "the streaming one was not reused"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_replaced() {
+        let upstream = Upstream::start(false).await;
+        for _ in 0..3 {
+            assert_eq!(upstream.read("/").await, "ok");
+        }
+        assert_eq!(upstream.connections(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_connection_idle_longer_than_the_idle_timeout_is_not_reused() {
+        let upstream = Upstream::start(true).await;
+        assert_eq!(upstream.read("/").await, "ok");
+        tokio::time::pause();
+        tokio::time::advance(IDLE_TIMEOUT - Duration::from_secs(1)).await;
+        tokio::time::resume();
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(upstream.connections(), 1);
+        tokio::time::pause();
+        tokio::time::advance(IDLE_TIMEOUT + Duration::from_secs(1)).await;
+        tokio::time::resume();
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(upstream.connections(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_request_the_proxy_makes_gets_the_upstreams_host_and_a_path() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let address = listener.local_addr().expect("an address");
+        let url = parse_upstream(&format!("http://{address}/mcp")).expect("a URL");
+        let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
+        let request = Request::post(url.endpoint_uri())
+            .body(whole(Bytes::new()))
+            .expect("a request");
+        tokio::spawn(async move { client.request(request).await.map(|_| ()) });
+        let (mut stream, _) = listener.accept().await.expect("a connection");
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0];
+            tokio::io::AsyncReadExt::read_exact(&mut stream, &mut byte)
+                .await
+                .expect("the request head");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).expect("text");
+        assert!(head.starts_with("POST /mcp HTTP/1.1\r\n"), "{head}");
+        assert!(head.contains(&format!("host: {address}\r\n")), "{head}");
+    }
+}
