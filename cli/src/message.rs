@@ -11,6 +11,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tower_service::Service;
 
+use crate::splice::Spliced;
+
 /// The answer to a client request (or batch).
 #[derive(Debug)]
 pub(crate) struct Answer {
@@ -20,11 +22,9 @@ pub(crate) struct Answer {
     /// The child's line, newline included; `None` for an answer the wrapper
     /// made, which is serialized.
     pub(crate) line: Option<Vec<u8>>,
-    /// Whether `value` may no longer be what `line` says: the line is then
-    /// written with the changed values spliced in.
-    pub(crate) changed: bool,
     /// Whether the layer reads the answer: not when its envelope shows that
-    /// the layer would leave it as it is.
+    /// the layer would leave it as it is. The line of an answer it read is
+    /// written with what the layer changed spliced in (`crate::splice`).
     pub(crate) read: bool,
     /// Told when the answer is written to the client, so that the child's next
     /// line is not written before it.
@@ -37,7 +37,6 @@ impl Answer {
         Self {
             value,
             line: None,
-            changed: true,
             read: true,
             queued: None,
         }
@@ -48,7 +47,6 @@ impl Answer {
         Self {
             value,
             line: Some(line),
-            changed: false,
             read: true,
             queued: None,
         }
@@ -59,7 +57,6 @@ impl Answer {
         Self {
             value: Value::Null,
             line: Some(line),
-            changed: false,
             read: false,
             queued: None,
         }
@@ -69,18 +66,16 @@ impl Answer {
     /// unchanged; and who is to be told once it is written.
     pub(crate) fn into_line(self) -> (Vec<u8>, Option<oneshot::Sender<()>>) {
         let line = match self.line {
-            Some(line) if !self.changed => line,
-            Some(line) => spliced(&line, &self.value).unwrap_or_else(|| serialized(&self.value)),
+            Some(line) if !self.read => line,
+            Some(line) => match crate::splice::splice(&line, &self.value) {
+                Some(Spliced::Same) => line,
+                Some(Spliced::Changed(spliced)) => spliced,
+                None => serialized(&self.value),
+            },
             None => serialized(&self.value),
         };
         (line, self.queued)
     }
-}
-
-/// The child's `line` with the values that differ in `value` written in place.
-fn spliced(line: &[u8], value: &Value) -> Option<Vec<u8>> {
-    let original: Value = serde_json::from_slice(line).ok()?;
-    crate::splice::splice(line, &original, value)
 }
 
 /// `value` as a line of its own.
@@ -200,8 +195,9 @@ where
         let answer = self.inner.call(request);
         let child_answer = self.child_answer.clone();
         Box::pin(async move {
-            let answer = answer.await?;
-            let value = answer.read.then(|| answer.value.clone());
+            let mut answer = answer.await?;
+            // The layer's to read and change: `answered` puts it back.
+            let value = answer.read.then(|| std::mem::take(&mut answer.value));
             *child_answer.lock().expect("never poisoned") = Some(answer);
             Ok(value)
         })
@@ -209,18 +205,16 @@ where
 }
 
 /// The answer to write for what the layer returned (`value`): the child's
-/// answer, keeping its bytes when the layer left it as it was, else marked
-/// changed; an answer of the layer's own (the child's was never read: a
-/// timeout) is serialized. `None` when there is nothing to write.
+/// answer holding the layer's value, whose line keeps the child's bytes but
+/// for what the layer changed; an answer of the layer's own (the child's was
+/// never read: a timeout) is serialized. `None` when there is nothing to
+/// write.
 pub(crate) fn answered(value: Option<Value>, child_answer: &ChildAnswer) -> Option<Answer> {
     let kept = child_answer.lock().expect("never poisoned").take();
     match (kept, value) {
         (Some(answer), None) if !answer.read => Some(answer),
         (Some(mut answer), Some(value)) => {
-            if answer.value != value {
-                answer.value = value;
-                answer.changed = true;
-            }
+            answer.value = value;
             Some(answer)
         }
         (_, value) => value.map(Answer::made),
@@ -254,27 +248,31 @@ mod tests {
         assert_eq!(response_ids(&batch), [&json!(1), &json!(3)]);
     }
 
-    fn child_answer(value: Value) -> ChildAnswer {
-        let line = serde_json::to_vec(&value).unwrap();
-        Arc::new(Mutex::new(Some(Answer::from_child(line, value))))
+    /// The child's answer `line`, which the layer is to read.
+    fn child_answer(line: &[u8]) -> ChildAnswer {
+        let value = serde_json::from_slice(line).unwrap();
+        Arc::new(Mutex::new(Some(Answer::from_child(line.to_vec(), value))))
     }
 
     #[test]
     fn an_answer_the_layer_left_alone_keeps_the_childs_line_unchanged() {
-        let value = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
-        let answer = answered(Some(value.clone()), &child_answer(value)).unwrap();
-        assert!(!answer.changed);
-        assert!(answer.line.is_some());
+        let line = b"{ \"jsonrpc\":\"2.0\",\"id\":1, \"result\":{\"content\":[]}}\n";
+        let value = serde_json::from_slice(line).unwrap();
+        let answer = answered(Some(value), &child_answer(line)).unwrap();
+        assert_eq!(answer.into_line().0, line);
     }
 
     #[test]
-    fn an_answer_the_layer_changed_is_marked_changed_and_holds_the_layers_value() {
-        let child = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}});
+    fn an_answer_the_layer_changed_is_the_childs_line_with_the_change_spliced_in() {
+        let line =
+            b"{\"id\":1, \"jsonrpc\":\"2.0\",\"result\":{\"content\":[],\"isError\":true}}\n";
         let layer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}], "isError": true}});
-        let answer = answered(Some(layer.clone()), &child_answer(child)).unwrap();
-        assert!(answer.changed);
+        let answer = answered(Some(layer.clone()), &child_answer(line)).unwrap();
         assert_eq!(answer.value, layer);
-        assert!(answer.line.is_some(), "spliced into the child's line");
+        assert_eq!(
+            answer.into_line().0,
+            b"{\"id\":1, \"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":\"x\",\"type\":\"text\"}],\"isError\":true}}\n"
+        );
     }
 
     #[test]
@@ -282,7 +280,6 @@ mod tests {
         let layer =
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "timed out"}});
         let answer = answered(Some(layer.clone()), &ChildAnswer::default()).unwrap();
-        assert!(answer.changed);
         assert!(answer.line.is_none());
         assert_eq!(answer.value, layer);
     }

@@ -1,56 +1,87 @@
-//! An answer the layer changed, written as the child's bytes with only the
+//! An answer the layer changed, written as the upstream's bytes with only the
 //! values that changed replaced: key order, spacing, number spellings and
-//! escapes of everything else stay the child's.
+//! escapes of everything else stay the upstream's.
 //!
-//! The child's line is walked beside the value it was parsed into and the value
-//! after the layer's changes: a part equal in both is copied as it was written;
-//! an object with the same keys, or an array of the same length, is walked
-//! into; anything else that differs (a rewritten text, a content list the layer
-//! added an item to) is replaced by its serialization. An object that names a
-//! key twice is replaced whole, since the value kept only one of them.
+//! The bytes are walked beside the value after the layer's changes, nothing
+//! else: a string, number or literal that reads as the value's is copied as
+//! it was written; an object with the same keys, or an array of the same
+//! length, is walked into; anything else (a rewritten text, a content list the
+//! layer added an item to) is replaced by its serialization. An object that
+//! names a key twice is replaced whole, since the value kept only one of them.
+//! Nothing is cloned to tell what changed: the walk tells.
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-/// `line` (the child's, newline included) with `new` written in place of what
-/// differs from `old`, the value `line` was parsed into; `None` if `line` does
-/// not hold one JSON value (it does, since `old` was parsed from it).
-pub(crate) fn splice(line: &[u8], old: &Value, new: &Value) -> Option<Vec<u8>> {
-    let mut walk = Walk {
-        bytes: line,
-        at: 0,
-        out: Vec::with_capacity(line.len() + line.len() / 4),
-    };
-    walk.copy_whitespace();
-    walk.value(old, new)?;
-    walk.copy_whitespace();
-    (walk.at == line.len()).then_some(walk.out)
+/// What [`splice`] made of the bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Spliced {
+    /// The bytes already say the value.
+    Same,
+    /// The bytes with what differs written anew.
+    Changed(Vec<u8>),
 }
 
-/// A position in the child's bytes and the bytes written so far.
+/// `bytes` (one JSON value, with any whitespace around it) with `new` written
+/// in place of what they say differently; `None` when they do not hold one
+/// JSON value.
+pub(crate) fn splice(bytes: &[u8], new: &Value) -> Option<Spliced> {
+    let mut walk = Walk {
+        bytes,
+        at: 0,
+        out: Vec::with_capacity(bytes.len() + bytes.len() / 4),
+        changed: false,
+    };
+    walk.copy_whitespace();
+    walk.value(new)?;
+    walk.copy_whitespace();
+    if walk.at != bytes.len() {
+        return None;
+    }
+    Some(match walk.changed {
+        false => Spliced::Same,
+        true => Spliced::Changed(walk.out),
+    })
+}
+
+/// `new`, what the layer made of the message `bytes` hold, as bytes: `None`
+/// when `bytes` already say it; else `bytes` with only what changed written
+/// anew, so that key order, spacing, number spellings and escapes stay the
+/// writer's whatever serde_json's map (`new` serialized when `bytes` do not
+/// hold one JSON value).
+pub(crate) fn rewritten(bytes: &[u8], new: &Value) -> Option<Vec<u8>> {
+    match splice(bytes, new) {
+        Some(Spliced::Same) => None,
+        Some(Spliced::Changed(spliced)) => Some(spliced),
+        None => Some(serde_json::to_vec(new).expect("a JSON value serializes")),
+    }
+}
+
+/// A position in the upstream's bytes and the bytes written so far.
 struct Walk<'a> {
     bytes: &'a [u8],
     at: usize,
     out: Vec<u8>,
+    /// Whether anything was written anew.
+    changed: bool,
 }
 
 impl Walk<'_> {
-    fn value(&mut self, old: &Value, new: &Value) -> Option<()> {
+    fn value(&mut self, new: &Value) -> Option<()> {
         let (start, mark) = (self.at, self.out.len());
-        let walked = if old == new {
-            self.skip_value()?;
-            self.out.extend_from_slice(&self.bytes[start..self.at]);
-            true
-        } else {
-            match (old, new) {
-                (Value::Object(old), Value::Object(new)) if same_keys(old, new) => {
-                    self.object(old, new)?
+        let walked = match (self.peek()?, new) {
+            (b'{', Value::Object(new)) => self.object(new)?,
+            (b'[', Value::Array(new)) => self.array(new)?,
+            (b'{' | b'[', _) => false,
+            _ => {
+                self.skip_value()?;
+                let written = &self.bytes[start..self.at];
+                let same = says(written, new)?;
+                if same {
+                    self.out.extend_from_slice(written);
                 }
-                (Value::Array(old), Value::Array(new)) if old.len() == new.len() => {
-                    self.array(old, new)?
-                }
-                _ => false,
+                same
             }
         };
         if !walked {
@@ -58,14 +89,16 @@ impl Walk<'_> {
             self.skip_value()?;
             self.out.truncate(mark);
             serde_json::to_writer(&mut self.out, new).ok()?;
+            self.changed = true;
         }
         Some(())
     }
 
-    /// Walks an object member by member; `false` if it names a key twice.
-    fn object(&mut self, old: &Map<String, Value>, new: &Map<String, Value>) -> Option<bool> {
+    /// Walks an object member by member; `false` if its keys are not `new`'s
+    /// or it names a key twice.
+    fn object(&mut self, new: &Map<String, Value>) -> Option<bool> {
         self.copy_byte(b'{')?;
-        let mut seen: Vec<Cow<'_, str>> = Vec::with_capacity(old.len());
+        let mut seen: Vec<Cow<'_, str>> = Vec::with_capacity(new.len());
         loop {
             self.copy_whitespace();
             if self.peek()? == b'}' {
@@ -80,13 +113,16 @@ impl Walk<'_> {
                 true => Cow::Owned(serde_json::from_slice(written).ok()?),
             };
             self.out.extend_from_slice(written);
+            let Some(member) = new.get(key.as_ref()) else {
+                return Some(false);
+            };
             if seen.contains(&key) {
                 return Some(false);
             }
             self.copy_whitespace();
             self.copy_byte(b':')?;
             self.copy_whitespace();
-            self.value(old.get(key.as_ref())?, new.get(key.as_ref())?)?;
+            self.value(member)?;
             seen.push(key);
             self.copy_whitespace();
             if self.peek()? != b',' {
@@ -95,22 +131,31 @@ impl Walk<'_> {
             self.copy_byte(b',')?;
         }
         self.copy_byte(b'}')?;
-        Some(true)
+        Some(seen.len() == new.len())
     }
 
-    fn array(&mut self, old: &[Value], new: &[Value]) -> Option<bool> {
+    /// Walks an array item by item; `false` if its length is not `new`'s.
+    fn array(&mut self, new: &[Value]) -> Option<bool> {
         self.copy_byte(b'[')?;
-        for (index, (old, new)) in old.iter().zip(new).enumerate() {
-            self.copy_whitespace();
-            if index > 0 {
+        self.copy_whitespace();
+        let mut count = 0;
+        if self.peek()? != b']' {
+            loop {
+                let Some(item) = new.get(count) else {
+                    return Some(false);
+                };
+                self.value(item)?;
+                count += 1;
+                self.copy_whitespace();
+                if self.peek()? != b',' {
+                    break;
+                }
                 self.copy_byte(b',')?;
                 self.copy_whitespace();
             }
-            self.value(old, new)?;
         }
-        self.copy_whitespace();
         self.copy_byte(b']')?;
-        Some(true)
+        Some(count == new.len())
     }
 
     fn peek(&self) -> Option<u8> {
@@ -131,7 +176,7 @@ impl Walk<'_> {
         }
     }
 
-    /// Moves past one value, which the child wrote and serde_json accepted.
+    /// Moves past one value, which the upstream wrote and serde_json accepted.
     fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.skip_string(),
@@ -182,17 +227,25 @@ impl Walk<'_> {
     }
 }
 
-fn same_keys(old: &Map<String, Value>, new: &Map<String, Value>) -> bool {
-    old.len() == new.len() && old.keys().all(|key| new.contains_key(key))
-}
-
-/// `new`, a rewrite of `old`, as bytes: `bytes` (which hold `old`) with only
-/// what changed written anew, so that key order, spacing, number spellings and
-/// escapes stay the writer's whatever serde_json's map; `new` serialized when
-/// `bytes` do not hold `old`.
-pub(crate) fn rewritten(bytes: &[u8], old: &Value, new: &Value) -> Vec<u8> {
-    splice(bytes, old, new)
-        .unwrap_or_else(|| serde_json::to_vec(new).expect("a JSON value serializes"))
+/// Whether `written` (a string, number or literal as the upstream wrote it)
+/// reads as `value`; `None` when it reads as nothing.
+fn says(written: &[u8], value: &Value) -> Option<bool> {
+    Some(match (written, value) {
+        (b"null", Value::Null) | (b"true", Value::Bool(true)) | (b"false", Value::Bool(false)) => {
+            true
+        }
+        // A string without an escape is its bytes between the quotes.
+        ([b'"', inner @ .., b'"'], Value::String(text)) if !inner.contains(&b'\\') => {
+            inner == text.as_bytes()
+        }
+        ([b'"', ..], Value::String(text)) => {
+            serde_json::from_slice::<Cow<'_, str>>(written).ok()? == *text
+        }
+        ([b'-' | b'0'..=b'9', ..], Value::Number(number)) => {
+            serde_json::from_slice::<serde_json::Number>(written).ok()? == *number
+        }
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -205,7 +258,13 @@ mod tests {
         let old: Value = serde_json::from_str(line).expect("JSON");
         let mut new = old.clone();
         change(&mut new);
-        let bytes = splice(line.as_bytes(), &old, &new).expect("spliced");
+        let bytes = match splice(line.as_bytes(), &new).expect("spliced") {
+            Spliced::Same => {
+                assert_eq!(new, old, "a change was not seen");
+                line.as_bytes().to_vec()
+            }
+            Spliced::Changed(bytes) => bytes,
+        };
         let text = String::from_utf8(bytes).expect("UTF-8");
         assert_eq!(serde_json::from_str::<Value>(&text).expect("JSON"), new);
         text
@@ -251,7 +310,7 @@ mod tests {
         use proptest::prelude::*;
         use serde_json::{Value, json};
 
-        use super::super::splice;
+        use super::super::{Spliced, splice};
 
         fn text() -> impl Strategy<Value = String> {
             prop::collection::vec(
@@ -346,15 +405,47 @@ mod tests {
                 // float may read back a hair off the generated one).
                 let old: Value = serde_json::from_str(&line).unwrap();
                 let (new, added) = rewritten(&old, &mut changes.into_iter());
-                let spliced = splice(line.as_bytes(), &old, &new).expect("spliced");
-                let text = String::from_utf8(spliced).expect("UTF-8");
+                let spliced = splice(line.as_bytes(), &new).expect("spliced");
+                let text = match spliced {
+                    Spliced::Same => {
+                        prop_assert_eq!(&new, &old);
+                        line.clone()
+                    }
+                    Spliced::Changed(bytes) => {
+                        prop_assert_ne!(&new, &old);
+                        String::from_utf8(bytes).expect("UTF-8")
+                    }
+                };
                 prop_assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), new.clone());
                 prop_assert_eq!(text.len() as isize, line.len() as isize + added);
-                if new == old {
-                    prop_assert_eq!(text, line);
-                }
             }
         }
+    }
+
+    #[test]
+    fn a_member_or_item_added_or_removed_replaces_its_object_or_list() {
+        let line = r#"{"a":{"k":1},"l":[1, 2],"n":1.50}"#;
+        let text = spliced(line, |value| value["a"]["m"] = json!(2));
+        assert_eq!(text, r#"{"a":{"k":1,"m":2},"l":[1, 2],"n":1.50}"#);
+        let text = spliced(line, |value| {
+            value["a"].as_object_mut().unwrap().clear();
+            value["l"].as_array_mut().unwrap().pop();
+        });
+        assert_eq!(text, r#"{"a":{},"l":[1],"n":1.50}"#);
+        let text = spliced(line, |value| value["l"] = json!([1, 2, 3]));
+        assert_eq!(text, r#"{"a":{"k":1},"l":[1,2,3],"n":1.50}"#);
+        let text = spliced(line, |value| value["n"] = json!("1.50"));
+        assert_eq!(text, r#"{"a":{"k":1},"l":[1, 2],"n":"1.50"}"#);
+    }
+
+    #[test]
+    fn bytes_that_hold_no_json_value_are_not_spliced() {
+        assert_eq!(splice(br#"{"a":1"#, &json!({"a": 1})), None);
+        assert_eq!(splice(br#"{"a":1} {}"#, &json!({"a": 1})), None);
+        assert_eq!(
+            rewritten(br#"{"a":1"#, &json!({"a": 1})),
+            Some(br#"{"a":1}"#.to_vec())
+        );
     }
 
     #[test]

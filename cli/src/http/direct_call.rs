@@ -124,10 +124,7 @@ impl Answering {
         if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
             return None;
         }
-        let original: Value = serde_json::from_slice(data).ok()?;
-        // Kept to write only what changes into the upstream's bytes: cloning
-        // it costs less than reading the bytes again.
-        let answer = Answer::from_child(data.to_vec(), original.clone());
+        let answer = Answer::from_child(data.to_vec(), serde_json::from_slice(data).ok()?);
         let mut answer = at_hand(
             &self.proxy.layer(),
             invalid_params,
@@ -135,12 +132,10 @@ impl Answering {
             answer,
         )?;
         // The answer to a `tools/call` names a task in a handle only.
-        if fields.result.may_be_task && self.to_client.translate(&mut answer.value) {
-            answer.changed = true;
+        if fields.result.may_be_task {
+            self.to_client.translate(&mut answer.value);
         }
-        answer
-            .changed
-            .then(|| crate::splice::rewritten(data, &original, &answer.value))
+        crate::splice::rewritten(data, &answer.value)
     }
 
     /// The answer the proxy makes for `failure`, through the layer; the server

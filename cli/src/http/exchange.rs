@@ -224,7 +224,7 @@ fn json_response(
             let bytes = if answer == original {
                 bytes
             } else {
-                Bytes::from(crate::splice::rewritten(&bytes, &original, &answer))
+                crate::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from)
             };
             Response::from_parts(parts, whole(bytes))
         }
@@ -261,7 +261,10 @@ async fn finish_stream(
             let event = match original {
                 Some(original) if answer != original => {
                     let data = sse::data(&event).unwrap_or_default();
-                    sse::with_data(&event, &crate::splice::rewritten(&data, &original, &answer))
+                    match crate::splice::rewritten(&data, &answer) {
+                        Some(data) => sse::with_data(&event, &data),
+                        None => event,
+                    }
                 }
                 _ => event,
             };
@@ -398,7 +401,6 @@ impl Service<Value> for OneCall {
             Ok(Answer {
                 value,
                 line: None,
-                changed: false,
                 read: true,
                 queued: None,
             })

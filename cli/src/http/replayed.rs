@@ -120,12 +120,9 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     // The exchange the layer would have seen: the call, and this answer.
     let call = json!({"jsonrpc": "2.0", "id": answer["id"], "method": "tools/call",
                       "params": {"name": tool}});
-    let mut layered = proxy.layer().layer(Answers(answer.clone()));
+    let mut layered = proxy.layer().layer(Answers(answer));
     let Ok(layered) = layered.call(call).await;
-    if layered == answer {
-        return event;
-    }
-    match crate::splice::splice(&data, &answer, &layered) {
+    match crate::splice::rewritten(&data, &layered) {
         Some(data) => sse::with_data(&event, &data),
         None => event,
     }

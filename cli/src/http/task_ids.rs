@@ -303,17 +303,15 @@ impl ToClient {
         if !may_hold_task_ids(&data) {
             return event;
         }
-        let Ok(original) = serde_json::from_slice::<Value>(&data) else {
+        let Ok(mut message) = serde_json::from_slice::<Value>(&data) else {
             return event;
         };
-        let mut message = original.clone();
-        if self.translate(&mut message) {
-            sse::with_data(
-                &event,
-                &crate::splice::rewritten(&data, &original, &message),
-            )
-        } else {
-            event
+        if !self.translate(&mut message) {
+            return event;
+        }
+        match crate::splice::rewritten(&data, &message) {
+            Some(data) => sse::with_data(&event, &data),
+            None => event,
         }
     }
 
