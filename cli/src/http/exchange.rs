@@ -162,24 +162,23 @@ enum Delivered {
     /// The server ended the event stream before the answer, after an event id
     /// the client resumes the stream from: the stream ends without an answer.
     Resumable,
-    /// A JSON body holding the answer: the response's head, its bytes, and the
-    /// answer as the upstream sent it.
+    /// A JSON body holding the answer, which the layer reads: the response's
+    /// head and its bytes.
     Json {
         parts: response::Parts,
         bytes: Bytes,
-        original: Value,
     },
     /// A JSON body that is no JSON-RPC answer: sent as it is.
     Raw {
         parts: response::Parts,
         bytes: Bytes,
     },
-    /// The event that carries the answer, the answer as the upstream sent it
-    /// (`None` when the layer did not read it: [`Untouched`]), and the stream
+    /// The event that carries the answer, whether the layer read it whole
+    /// (not when it read a skeleton of it: [`Untouched`]), and the stream
     /// after that event.
     Event {
         event: Vec<u8>,
-        original: Option<Value>,
+        read_whole: bool,
         rest: StreamRest,
     },
 }
@@ -213,19 +212,11 @@ fn json_response(
     cancel: &Cancel,
 ) -> Response<ProxyBody> {
     match take(delivered) {
-        Delivered::Json {
-            mut parts,
-            bytes,
-            original,
-        } => {
+        Delivered::Json { mut parts, bytes } => {
             headers::remove_hop_by_hop(&mut parts.headers);
             // Hyper counts the body sent.
             parts.headers.remove(header::CONTENT_LENGTH);
-            let bytes = if answer == original {
-                bytes
-            } else {
-                crate::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from)
-            };
+            let bytes = crate::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from);
             Response::from_parts(parts, whole(bytes))
         }
         Delivered::Raw { mut parts, bytes } => {
@@ -255,18 +246,13 @@ async fn finish_stream(
         Delivered::ClientGone | Delivered::Resumable => return,
         Delivered::Event {
             event,
-            original,
+            read_whole,
             rest,
         } => {
-            let event = match original {
-                Some(original) if answer != original => {
-                    let data = sse::data(&event).unwrap_or_default();
-                    match crate::splice::rewritten(&data, &answer) {
-                        Some(data) => sse::with_data(&event, &data),
-                        None => event,
-                    }
-                }
-                _ => event,
+            let data = sse::data(&event).filter(|_| read_whole);
+            let event = match data.and_then(|data| crate::splice::rewritten(&data, &answer)) {
+                Some(data) => sse::with_data(&event, &data),
+                None => event,
             };
             (event, Some(rest))
         }
@@ -531,14 +517,7 @@ impl UpstreamCall {
         }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(answer) if !response_ids(&answer).is_empty() => {
-                put(
-                    delivered,
-                    Delivered::Json {
-                        parts,
-                        bytes,
-                        original: answer.clone(),
-                    },
-                );
+                put(delivered, Delivered::Json { parts, bytes });
                 answer
             }
             _ if parts.status.is_server_error() => {
@@ -576,13 +555,13 @@ impl UpstreamCall {
                     resumable = !id.is_empty();
                 }
                 let found = sse::data(&event).and_then(|data| answer_in(&data, &ids, untouched));
-                if let Some((original, layer_reads)) = found {
+                if let Some((read_whole, layer_reads)) = found {
                     let rest = StreamRest { splitter, body };
                     put(
                         delivered,
                         Delivered::Event {
                             event,
-                            original,
+                            read_whole,
                             rest,
                         },
                     );
@@ -631,18 +610,18 @@ impl UpstreamCall {
     }
 }
 
-/// The answer `data` (an event's) holds to one of the requests `ids`: the
-/// answer as the upstream sent it, when the layer reads it whole (`None` when
-/// the layer reads a skeleton of it: [`Untouched`]), and what the layer reads.
-fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Option<(Option<Value>, Value)> {
+/// The answer `data` (an event's) holds to one of the requests `ids`: whether
+/// the layer reads it whole (not when it reads a skeleton of it:
+/// [`Untouched`]), and what the layer reads.
+fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Option<(bool, Value)> {
     if let Some(id) = untouched.answered(data) {
-        return ids.contains(&id).then(|| (None, Untouched::skeleton(id)));
+        return ids.contains(&id).then(|| (false, Untouched::skeleton(id)));
     }
     let message: Value = serde_json::from_slice(data).ok()?;
     let answers = response_ids(&message)
         .into_iter()
         .any(|id| ids.contains(id));
-    answers.then(|| (Some(message.clone()), message))
+    answers.then_some((true, message))
 }
 
 /// Which answers the layer leaves as the upstream wrote them, read by their
