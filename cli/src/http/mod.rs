@@ -10,21 +10,21 @@
 //! platform's root certificates.
 //!
 //! The files: `upstream` (the URL, and what connects to it), `client` (the
-//! connections to the upstream, each given back at its response's end), `proxy` (what the requests
-//! of a worker share), `route` (which way a request goes: forwarded as it
-//! streams, a `GET` stream, a direct call, an exchange), `headers` (what the
-//! upstream and the client get of each other's headers), `direct_call` (a
-//! `tools/call` no timeout applies to, its answer through the layer only when
-//! the layer may change it), `exchange` (any other JSON-RPC request through the
-//! layer, in JSON or as an event stream), `replayed` and `seen_calls` (answers
-//! on `GET` streams, and the calls they answer), `sse` (events cut and
-//! rewritten), `failure` (the answers when the upstream gives none), `gather`
-//! (what the upstream sent together goes to the client in one write), `cancel`
-//! (`notifications/cancelled` for what the proxy gives up), `head_timeout` (how
-//! long the upstream may take to answer), `task_ids` (the task ids the client
-//! sees, which carry what any replica needs), `body`, `drain` (SIGTERM),
-//! `accept` (connections accepted and served), and `workers` (a thread and a
-//! runtime per CPU, accepting from one listener).
+//! connections to the upstream, each given back at its response's end), `proxy`
+//! (what the requests of a worker share), `route` (which way a request goes:
+//! forwarded as it streams, a `GET` stream, a direct call, an exchange),
+//! `headers` (what the upstream and the client get of each other's headers),
+//! `direct_call` (a `tools/call` no timeout applies to, its answer through the
+//! layer only when the layer may change it), `exchange` (any other JSON-RPC
+//! request through the layer, in JSON or as an event stream), `replayed` and
+//! `seen_calls` (answers on `GET` streams, and the calls they answer), `sse`
+//! (events cut and rewritten), `failure` (the answers when the upstream gives
+//! none), `gather` (what the upstream sent together goes to the client in one
+//! write), `cancel` (`notifications/cancelled` for what the proxy gives up),
+//! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
+//! task ids the client sees, which carry what any replica needs), `body`,
+//! `drain` (SIGTERM), `accept` (connections accepted and served), and `workers`
+//! (a thread and a runtime per CPU, accepting from one listener).
 
 mod accept;
 mod body;
