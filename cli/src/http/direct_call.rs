@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Body, Bytes, Frame, Incoming};
+use hyper::body::{Body, Bytes, Frame};
 use hyper::header::{self, HeaderMap};
 use hyper::{Request, Response};
 use serde_json::Value;
@@ -297,7 +297,7 @@ where
 
 /// The client's event stream: the upstream's events, the answer rewritten
 /// when the layer changes it, or the proxy's answer when none comes.
-struct Events<B = Incoming> {
+struct Events<B = UpstreamBody> {
     /// The upstream's stream; `None` once it is done with.
     body: Option<B>,
     splitter: sse::EventSplitter,
