@@ -211,7 +211,7 @@ impl ToClient {
         let mut calls = Vec::new();
         let mut read = |message: &Value| {
             let tool = (message.get("method").and_then(Value::as_str) == Some("tools/call"))
-                .then(|| message.pointer("/params/name")?.as_str())
+                .then(|| message.get("params")?.get("name")?.as_str())
                 .flatten();
             if let (Some(id), Some(tool)) = (message.get("id"), tool) {
                 calls.push((id.clone(), tool.to_owned()));
@@ -263,11 +263,15 @@ impl ToClient {
             // In the answer to a `tools/call`, only a task handle names a task
             // (a tool's result may hold a `taskId` of its own).
             let is_answer = message.get("method").is_none();
-            let is_handle = message
-                .pointer("/result/resultType")
+            // Read key by key: `Value::pointer` allocates for each segment.
+            let result = message.get("result");
+            let is_handle = result
+                .and_then(|result| result.get("resultType"))
                 .and_then(Value::as_str)
                 == Some("task")
-                || message.pointer("/result/task/taskId").is_some();
+                || result
+                    .and_then(|result| result.get("task")?.get("taskId"))
+                    .is_some();
             // The answer to a `tools/call` of this exchange names a task in its
             // handle only; any other message may name one the process knows.
             let answers_a_call = is_answer && tool.is_some();
