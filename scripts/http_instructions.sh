@@ -12,6 +12,8 @@
 # error, which the command rewraps). The figure is the difference between runs
 # of 100 and 1,100 calls, over 1,000: start-up and the session cancel out.
 # Give several builds to compare them (valgrind and python3 needed).
+# HTTP_INSTRUCTIONS_OPTIONS holds options for the command, for instance
+# `--tool-timeout 60s`, under which every call goes through an exchange.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,7 +79,7 @@ instructions() {
     local upstream_pid=$!
     upstream=$(address_in "$work/upstream.log" "listening on http://")
     valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
-        "$command" --upstream "http://$upstream/mcp" --listen 127.0.0.1:0 \
+        "$command" ${HTTP_INSTRUCTIONS_OPTIONS:-} --upstream "http://$upstream/mcp" --listen 127.0.0.1:0 \
         >"$work/proxy.log" 2>&1 &
     local proxy_pid=$!
     proxy=$(address_in "$work/proxy.log" "listening on ")
