@@ -11,9 +11,10 @@ use tokio::sync::oneshot;
 
 use crate::client_io;
 use crate::envelope::{self, Envelope};
+use crate::layer_request::LayerRequest;
 use crate::lines::Lines;
 use crate::message::requests;
-use crate::stack::{LayerRequest, Stack};
+use crate::stack::Stack;
 
 /// Starts the thread; `closed` is told at the end of the client's stdin, once
 /// the child's is closed.

@@ -12,8 +12,8 @@ use tokio::sync::oneshot;
 use crate::exit_status::exited_answer;
 use crate::given_up::GivenUp;
 use crate::id_in_use;
+use crate::layer_request::LayerRequest;
 use crate::message::{Answer, IdKey, id_key};
-use crate::stack::LayerRequest;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]

@@ -36,6 +36,7 @@ mod http;
 mod id_in_use;
 mod in_flight;
 mod invalid_params;
+mod layer_request;
 mod lines;
 mod message;
 mod options;

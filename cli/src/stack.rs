@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use mcp_tool_errors::ToolErrorLayer;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -35,113 +35,9 @@ use crate::client_io::ClientOutput;
 use crate::envelope::Fields;
 use crate::in_flight::{Awaiting, Refused, Waiting};
 use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::layer_request::{LayerRequest, Method};
 use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
 use crate::options::{Options, TimedTools};
-
-/// What the layer reads of a client message.
-#[derive(Debug, Clone)]
-pub(crate) enum LayerRequest {
-    /// One request: its id, its method, and its `params.name` (a
-    /// `tools/call`'s tool) or `params.taskId` (a `tasks/get`'s or
-    /// `tasks/result`'s task): what the layer reads of a request (its
-    /// telemetry reads `params._meta` too, which the command, recording no
-    /// spans, leaves out).
-    Single {
-        id: Value,
-        method: Method,
-        name: Option<Box<str>>,
-    },
-    /// A batch, read whole.
-    Whole(Value),
-}
-
-/// A request's method: the ones the relay tells apart without an allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Method {
-    ToolsCall,
-    ToolsList,
-    TasksGet,
-    TasksResult,
-    Other(Box<str>),
-}
-
-impl Method {
-    pub(crate) fn read(method: &str) -> Self {
-        match method {
-            "tools/call" => Self::ToolsCall,
-            "tools/list" => Self::ToolsList,
-            "tasks/get" => Self::TasksGet,
-            "tasks/result" => Self::TasksResult,
-            other => Self::Other(other.into()),
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            Self::ToolsCall => "tools/call",
-            Self::ToolsList => "tools/list",
-            Self::TasksGet => "tasks/get",
-            Self::TasksResult => "tasks/result",
-            Self::Other(method) => method,
-        }
-    }
-
-    /// Whether the layer (or the `-32602` conversion, when `invalid_params`
-    /// is on) may change the answer, whose envelope is `answer`, to one
-    /// request of this method.
-    pub(crate) fn may_change_answer(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
-        match self {
-            Self::ToolsCall => {
-                answer.result.is_error
-                    || answer.result.may_be_task
-                    || (invalid_params && answer.has_error)
-            }
-            Self::TasksGet | Self::TasksResult => true,
-            Self::ToolsList => invalid_params,
-            Self::Other(_) => false,
-        }
-    }
-}
-
-impl LayerRequest {
-    /// What the layer reads of the request whose envelope is `fields`.
-    pub(crate) fn single(fields: Fields<'_>) -> Self {
-        let method = Method::read(fields.method.as_deref().unwrap_or_default());
-        let name = match method {
-            Method::ToolsCall => fields.params.name,
-            Method::TasksGet | Method::TasksResult => fields.params.task_id,
-            _ => None,
-        };
-        Self::Single {
-            id: fields.id.unwrap_or_default(),
-            method,
-            name: name.map(Into::into),
-        }
-    }
-
-    pub(crate) fn into_value(self) -> Value {
-        match self {
-            Self::Single { id, method, name } => {
-                let params = match (&method, name) {
-                    (Method::ToolsCall, Some(name)) => json!({"name": name}),
-                    (_, Some(task_id)) => json!({"taskId": task_id}),
-                    (_, None) => json!({}),
-                };
-                json!({"jsonrpc": "2.0", "id": id, "method": method.as_str(), "params": params})
-            }
-            Self::Whole(batch) => batch,
-        }
-    }
-
-    /// Whether the layer (or the `-32602` conversion, when `invalid_params`
-    /// is on) may change the answer whose envelope is `answer`.
-    fn may_change(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
-        match self {
-            Self::Single { method, .. } => method.may_change_answer(answer, invalid_params),
-            Self::Whole(_) => true,
-        }
-    }
-}
 
 /// The stack's parts, shared by the thread reading the client, the thread
 /// reading the child and the runtime.
@@ -449,70 +345,5 @@ impl Drop for AnsweringOne {
         if *count == 0 {
             self.0.finished.notify_waiters();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::envelope::{self, Envelope};
-
-    fn fields(line: &str) -> Fields<'_> {
-        match envelope::read(line.as_bytes()) {
-            Ok(Envelope::Single(fields)) => fields,
-            other => panic!("not a single message: {other:?}"),
-        }
-    }
-
-    fn request(method: &str) -> LayerRequest {
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"name":"t","taskId":"x"}}}}"#
-        );
-        LayerRequest::single(fields(&line))
-    }
-
-    #[test]
-    fn only_answers_the_layer_may_change_are_read() {
-        let success = fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#);
-        let tool_error =
-            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#);
-        let task =
-            fields(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"x"}}"#);
-        let error = fields(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
-        let call = request("tools/call");
-        assert!(!call.may_change(&success, true));
-        assert!(call.may_change(&tool_error, false));
-        assert!(call.may_change(&task, false));
-        assert!(!call.may_change(&error, false));
-        assert!(
-            call.may_change(&error, true),
-            "the -32602 conversion reads it"
-        );
-        for method in ["tasks/get", "tasks/result"] {
-            assert!(request(method).may_change(&success, false), "{method}");
-        }
-        assert!(!request("tools/list").may_change(&success, false));
-        assert!(
-            request("tools/list").may_change(&success, true),
-            "tools are listed"
-        );
-        assert!(!request("ping").may_change(&tool_error, true));
-        assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
-    }
-
-    #[test]
-    fn the_layer_reads_the_requests_id_method_and_tool_or_task() {
-        assert_eq!(
-            request("tools/call").into_value(),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}})
-        );
-        assert_eq!(
-            request("tasks/get").into_value(),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "x"}})
-        );
-        assert_eq!(
-            request("resources/read").into_value(),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {}})
-        );
     }
 }

@@ -6,16 +6,11 @@ use std::time::{Duration, Instant};
 
 use compact_str::CompactString;
 
-use super::TaskEvent;
 use super::panics;
+use super::{DEFAULT_MAX_REMEMBERED_TASKS, TaskEvent};
 use crate::config::Config;
 use crate::model::ToolResult;
 use crate::render::ErrorRenderer;
-
-/// How many task ids one layer remembers unless
-/// [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks) says
-/// otherwise.
-pub(crate) const DEFAULT_MAX_REMEMBERED_TASKS: usize = 1024;
 
 /// The task ids a layer saw created, with the tool each belongs to, until each
 /// is forgotten: when it ends without a result, once its time to live (`ttlMs`)

@@ -14,3 +14,8 @@ pub(crate) mod panics;
 
 pub(crate) use event::TaskEvent;
 pub(crate) use memory::{Delivered, TaskMemory};
+
+/// How many task ids one layer remembers unless
+/// [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks) says
+/// otherwise; as many caught task panics wait for their delivery at most.
+pub(crate) const DEFAULT_MAX_REMEMBERED_TASKS: usize = 1024;

@@ -32,7 +32,7 @@ pub(crate) const PANICKED_TASK_TEXT: &str = crate::panic::HIDDEN_TOOL_MESSAGE;
 
 /// How many caught panics wait for their task's delivery at most, for all
 /// layers of the process together: past it the oldest is dropped.
-const MAX_WAITING_PANICS: usize = super::memory::DEFAULT_MAX_REMEMBERED_TASKS;
+const MAX_WAITING_PANICS: usize = super::DEFAULT_MAX_REMEMBERED_TASKS;
 
 /// Caught panics by task id, oldest first out when full.
 #[derive(Default)]

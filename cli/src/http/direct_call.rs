@@ -43,9 +43,10 @@ use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse};
+use crate::layer_request::{LayerRequest, Method};
 use crate::message::Answer;
 use crate::options::TimedTools;
-use crate::stack::{LayerRequest, Method, at_hand};
+use crate::stack::at_hand;
 
 /// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]

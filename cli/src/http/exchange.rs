@@ -63,8 +63,8 @@ use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
 use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::layer_request::Method;
 use crate::message::{Answer, requests, response_ids};
-use crate::stack::Method;
 
 /// Sends `request` (whose body is `message`) upstream through the layer, and
 /// returns the client's response.
