@@ -10,7 +10,9 @@
 //! task is spawned per response: all requests go to the one upstream, and the
 //! body that ends is what gives its connection back.
 //!
-//! A connection idle for [`IDLE_TIMEOUT`] is closed at the next checkout; one
+//! At most [`MAX_IDLE`] connections wait for a request; one given back
+//! beyond is closed (the oldest stay, as they are the next to be closed). A
+//! connection idle for [`IDLE_TIMEOUT`] is closed at the next checkout; one
 //! the server closed is dropped when a request finds it so. A request that a
 //! kept-alive connection closed before it was written goes on a new one.
 
@@ -36,6 +38,11 @@ use crate::http::upstream::{Connector, UpstreamUrl};
 /// timeouts servers commonly keep (uvicorn's is 5 s, so its connections are
 /// closed by the server first, and found so at the next checkout).
 pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How many connections a worker keeps waiting for a request: what a burst
+/// of calls opened beyond it is closed once the burst is over, as nginx's
+/// `keepalive` bounds its idle upstream connections.
+pub(crate) const MAX_IDLE: usize = 256;
 
 /// A worker's connections to the upstream.
 #[derive(Debug, Clone)]
@@ -159,8 +166,15 @@ impl Idle {
     fn give_back(&self, sender: SendRequest<ProxyBody>) {
         if !sender.is_closed() {
             let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            idle.push_back((sender, Instant::now()));
+            if idle.len() < MAX_IDLE {
+                idle.push_back((sender, Instant::now()));
+            }
         }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 }
 
@@ -380,6 +394,54 @@ mod tests {
             2,
             "the streaming one was not reused"
         );
+    }
+
+    #[tokio::test]
+    async fn no_more_than_max_idle_connections_wait_after_a_burst() {
+        let upstream = Upstream::start(true).await;
+        // A burst: every request in flight at once, each on a connection of
+        // its own, all given back at their ends.
+        let burst = MAX_IDLE + 16;
+        let responses =
+            futures_join_all((0..burst).map(|_| upstream.get("/")).collect::<Vec<_>>()).await;
+        assert_eq!(upstream.connections(), burst);
+        for response in responses {
+            let body = response.into_body().collect().await.expect("a body");
+            assert_eq!(body.to_bytes(), "ok");
+        }
+        assert_eq!(upstream.client.idle.len(), MAX_IDLE);
+        // They serve the next calls: no new connection.
+        for _ in 0..MAX_IDLE {
+            assert_eq!(upstream.read("/").await, "ok");
+        }
+        assert_eq!(upstream.connections(), burst);
+    }
+
+    /// Awaits all of `futures` at once, in order.
+    async fn futures_join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+        let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+        let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+        std::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (future, output) in futures.iter_mut().zip(&mut outputs) {
+                if output.is_none() {
+                    match future.as_mut().poll(cx) {
+                        Poll::Ready(value) => *output = Some(value),
+                        Poll::Pending => pending = true,
+                    }
+                }
+            }
+            if pending {
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await;
+        outputs
+            .into_iter()
+            .map(|output| output.expect("ready"))
+            .collect()
     }
 
     #[tokio::test]
