@@ -344,15 +344,20 @@ mod tests {
         }
 
         async fn get(&self, path: &str) -> Response<UpstreamBody> {
-            let request = Request::get(format!("http://upstream{path}"))
-                .body(whole(Bytes::new()))
-                .expect("a request");
-            self.client.request(request).await.expect("a response")
+            get(&self.client, path).await
         }
 
         fn connections(&self) -> usize {
             self.connections.load(Ordering::SeqCst)
         }
+    }
+
+    /// `GET path` through `client`: the response head.
+    async fn get(client: &UpstreamClient, path: &str) -> Response<UpstreamBody> {
+        let request = Request::get(format!("http://upstream{path}"))
+            .body(whole(Bytes::new()))
+            .expect("a request");
+        client.request(request).await.expect("a response")
     }
 
     /// A body that never sends anything, nor ends.
@@ -402,8 +407,12 @@ mod tests {
         // A burst: every request in flight at once, each on a connection of
         // its own, all given back at their ends.
         let burst = MAX_IDLE + 16;
-        let responses =
-            futures_join_all((0..burst).map(|_| upstream.get("/")).collect::<Vec<_>>()).await;
+        let mut requests = tokio::task::JoinSet::new();
+        for _ in 0..burst {
+            let client = upstream.client.clone();
+            requests.spawn(async move { get(&client, "/").await });
+        }
+        let responses = requests.join_all().await;
         assert_eq!(upstream.connections(), burst);
         for response in responses {
             let body = response.into_body().collect().await.expect("a body");
@@ -415,33 +424,6 @@ mod tests {
             assert_eq!(upstream.read("/").await, "ok");
         }
         assert_eq!(upstream.connections(), burst);
-    }
-
-    /// Awaits all of `futures` at once, in order.
-    async fn futures_join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-        let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
-        let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-        std::future::poll_fn(|cx| {
-            let mut pending = false;
-            for (future, output) in futures.iter_mut().zip(&mut outputs) {
-                if output.is_none() {
-                    match future.as_mut().poll(cx) {
-                        Poll::Ready(value) => *output = Some(value),
-                        Poll::Pending => pending = true,
-                    }
-                }
-            }
-            if pending {
-                Poll::Pending
-            } else {
-                Poll::Ready(())
-            }
-        })
-        .await;
-        outputs
-            .into_iter()
-            .map(|output| output.expect("ready"))
-            .collect()
     }
 
     #[tokio::test]
