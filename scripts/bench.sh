@@ -71,6 +71,7 @@ callgrind() {
     compare "$json_otel" tools_call bare layered 1000 3000
     compare "$json_otel" tools_call_metered bare layered 1000 3000
     compare "$json" tools_call bare catch_panic 1000 3000
+    compare "$json" tools_call bare reads_for_rewrap 1000 3000
     compare "$json" tools_call bare layered_sanitizing 1000 3000
     compare "$json" sanitize "plain/1048576" "redact_secrets/1048576" 2 6
     compare "$json" tools_call_filtered bare layered 1000 3000
