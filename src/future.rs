@@ -11,13 +11,23 @@ use pin_project_lite::pin_project;
 use tracing::Span;
 
 use crate::answers;
-use crate::config::{Config, Shared};
+use crate::config::Config;
 use crate::model::{Calls, Request, Response};
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
+use crate::tasks::TaskMemory;
 use crate::telemetry::{self, OperationDuration};
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
+
+/// What every response future of a service reads: the layer's settings and its
+/// memory of tasks, behind one reference count, so that a request costs one
+/// increment and a future holds one pointer.
+#[derive(Debug)]
+pub(crate) struct Shared<R> {
+    pub(crate) config: Config<R>,
+    pub(crate) tasks: TaskMemory,
+}
 
 pin_project! {
     /// Response future of [`ToolErrors`](crate::ToolErrors).

@@ -227,6 +227,7 @@ mod matching;
 mod model;
 mod panic;
 mod render;
+mod rewrap;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;

@@ -1,13 +1,13 @@
-//! Turning a caught panic into an answer, without letting the payload leak or
-//! take the process down.
+//! Catching a panic of the user's code and logging it, without letting the
+//! payload leak or take the process down. The answer the model reads in its
+//! place is `crate::unanswered`'s.
 
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
-use crate::model::{LayerAnswer, UnansweredCall};
-use crate::render::ErrorRenderer;
+use crate::model::UnansweredCall;
 use crate::sanitize::Tally;
 use crate::sanitize::panic_hook::{catch_inside_layer, report};
 
@@ -15,7 +15,7 @@ use crate::sanitize::panic_hook::{catch_inside_layer, report};
 pub(crate) const HIDDEN_TOOL_MESSAGE: &str =
     "The tool failed with an internal error. The details are in the server log.";
 /// Sent for any other panicked request when panic messages are hidden.
-const HIDDEN_REQUEST_MESSAGE: &str =
+pub(crate) const HIDDEN_REQUEST_MESSAGE: &str =
     "Internal error: the server failed while handling this request.";
 /// Stands for a payload that is neither `&str` nor `String`.
 const OPAQUE_PAYLOAD: &str = "a panic payload that is not a string";
@@ -54,10 +54,6 @@ impl CaughtPanic {
         }
     }
 
-    fn payload_text(&self) -> &str {
-        self.message.as_deref().unwrap_or(OPAQUE_PAYLOAD)
-    }
-
     /// The payload as the log may show it: redacted and scrubbed as configured,
     /// not capped (the log is the operator's, not the model's). If the user's
     /// scrubber panics on it, the payload is withheld: it holds what the
@@ -85,12 +81,8 @@ impl CaughtPanic {
         }
     }
 
-    /// Decides the answer for one panicked request, and logs it.
-    pub(crate) fn answer<R: ErrorRenderer>(
-        &self,
-        call: UnansweredCall<'_>,
-        config: &Config<R>,
-    ) -> LayerAnswer {
+    /// Logs the panic of one request that the layer answers in its place.
+    pub(crate) fn log_answered<R>(&self, call: UnansweredCall<'_>, config: &Config<R>) {
         tracing::error!(
             tool = call.tool(),
             id = call.id().map(tracing::field::debug),
@@ -109,25 +101,12 @@ impl CaughtPanic {
             }
             (None, None) => self.report_withheld(format_args!("a handler")),
         }
-        let exposed = config.expose_panic_messages.then(|| self.payload_text());
-        match call.tool() {
-            Some(tool) => {
-                let message = match exposed {
-                    Some(payload) => format!("The tool failed with an internal error: {payload}"),
-                    None => HIDDEN_TOOL_MESSAGE.to_owned(),
-                };
-                LayerAnswer::ToolError {
-                    text: config.render_message(tool, &message),
-                }
-            }
-            None => LayerAnswer::internal_error(match exposed {
-                Some(payload) => config.sanitize_message(
-                    &format!("Internal error: {payload}"),
-                    HIDDEN_REQUEST_MESSAGE,
-                ),
-                None => HIDDEN_REQUEST_MESSAGE.to_owned(),
-            }),
-        }
+    }
+
+    /// The panic's message, as the answer may show it when
+    /// `expose_panic_messages` is on.
+    pub(crate) fn payload_text(&self) -> &str {
+        self.message.as_deref().unwrap_or(OPAQUE_PAYLOAD)
     }
 
     /// Logs the panic of the operation of task `task_id` (of `tool`, when the

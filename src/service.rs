@@ -5,8 +5,8 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
-use crate::config::{Config, Shared};
-use crate::future::ResponseFuture;
+use crate::config::Config;
+use crate::future::{ResponseFuture, Shared};
 use crate::model::{Request, Response};
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};

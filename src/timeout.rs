@@ -1,5 +1,6 @@
-//! Per-tool timeouts: which one bounds a request, the timer inside the response
-//! future, and the answer the layer sends when it fires.
+//! Per-tool timeouts: which one bounds a request, and the timer inside the
+//! response future. The answer the layer sends when it fires is
+//! `crate::unanswered`'s.
 //!
 //! The timer is tokio's: a request with a timeout must be called (and its future
 //! polled) inside a tokio runtime with the time driver enabled. Without a
@@ -14,9 +15,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::config::Config;
-use crate::model::{LayerAnswer, UnansweredCall};
-use crate::render::ErrorRenderer;
+use crate::model::UnansweredCall;
 
 /// Sent, as a -32603 error, for each request of a timed-out batch that is not a
 /// `tools/call`: the batch is answered as a whole, so they share its fate.
@@ -100,25 +99,19 @@ pub(crate) struct TimedOut {
 }
 
 impl TimedOut {
-    /// Decides the answer for one timed-out request, and logs it.
-    pub(crate) fn answer<R: ErrorRenderer>(
-        &self,
-        call: UnansweredCall<'_>,
-        config: &Config<R>,
-    ) -> LayerAnswer {
-        let timeout = seconds(self.after);
+    /// How long the request had, as the model reads it (`30 s`).
+    pub(crate) fn timeout_text(&self) -> String {
+        seconds(self.after)
+    }
+
+    /// Logs the timeout of one request that the layer answers in its place.
+    pub(crate) fn log_answered(&self, call: UnansweredCall<'_>) {
         tracing::warn!(
             tool = call.tool(),
             id = call.id().map(tracing::field::debug),
-            timeout,
+            timeout = self.timeout_text(),
             "tool call timed out; answering with an error and cancelling it"
         );
-        match call.tool() {
-            Some(tool) => LayerAnswer::ToolError {
-                text: config.render_message(tool, &timed_out_message(&timeout)),
-            },
-            None => LayerAnswer::internal_error(TIMED_OUT_REQUEST_MESSAGE.to_owned()),
-        }
     }
 
     /// Logs a timeout that no response will carry (a notification).

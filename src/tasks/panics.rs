@@ -84,7 +84,8 @@ pub(crate) fn answer<R: ErrorRenderer>(
     config: &Config<R>,
 ) -> String {
     let call = UnansweredCall::new(Some(tool), Some(&task_id));
-    let LayerAnswer::ToolError { text } = panic.answer(call, config) else {
+    let LayerAnswer::ToolError { text } = crate::unanswered::panic_answer(panic, call, config)
+    else {
         unreachable!("a panicked call with a tool name is answered with a tool error")
     };
     text
