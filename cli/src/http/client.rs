@@ -10,15 +10,12 @@
 //! task is spawned per response: all requests go to the one upstream, and the
 //! body that ends is what gives its connection back.
 //!
-//! At most [`MAX_IDLE`] connections wait for a request; one given back
-//! beyond is closed (the oldest stay, as they are the next to be closed). A
-//! connection idle for [`IDLE_TIMEOUT`] is closed at the next checkout; one
-//! the server closed is dropped when a request finds it so. A request that a
+//! The connections that wait for a request are [`Idle`]'s: at most
+//! [`MAX_IDLE`], each closed once idle for [`IDLE_TIMEOUT`]. A request that a
 //! kept-alive connection closed before it was written goes on a new one.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -27,22 +24,11 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{self, HeaderValue};
 use hyper::http::uri::PathAndQuery;
 use hyper::{Request, Response, Uri};
-use tokio::time::Instant;
 use tower_service::Service;
 
 use crate::http::body::{BoxError, ProxyBody};
+use crate::http::idle::{IDLE_TIMEOUT, Idle};
 use crate::http::upstream::{Connector, UpstreamUrl};
-
-/// How long a connection may wait in the pool for its next request:
-/// hyper-util's default for its pooled client, and under the keep-alive
-/// timeouts servers commonly keep (uvicorn's is 5 s, so its connections are
-/// closed by the server first, and found so at the next checkout).
-pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// How many connections a worker keeps waiting for a request: what a burst
-/// of calls opened beyond it is closed once the burst is over, as nginx's
-/// `keepalive` bounds its idle upstream connections.
-pub(crate) const MAX_IDLE: usize = 256;
 
 /// A worker's connections to the upstream.
 #[derive(Debug, Clone)]
@@ -58,14 +44,29 @@ pub(crate) struct UpstreamClient {
 impl UpstreamClient {
     /// A client opening its connections to `upstream` with `connector`.
     pub(crate) fn new(connector: &Connector, upstream: &UpstreamUrl) -> Self {
+        Self::with_idle_timeout(connector, upstream, IDLE_TIMEOUT)
+    }
+
+    /// The same, its connections closed once idle for `idle_timeout`.
+    pub(crate) fn with_idle_timeout(
+        connector: &Connector,
+        upstream: &UpstreamUrl,
+        idle_timeout: Duration,
+    ) -> Self {
         let mut origin = upstream.endpoint_uri().into_parts();
         origin.path_and_query = Some(PathAndQuery::from_static("/"));
         Self {
             connector: connector.clone(),
             origin: Uri::from_parts(origin).expect("an origin and a path make a URI"),
             host: upstream.host().clone(),
-            idle: Arc::default(),
+            idle: Idle::new(idle_timeout),
         }
+    }
+
+    /// How many of its connections wait for a request.
+    #[cfg(test)]
+    pub(crate) fn idle_connections(&self) -> usize {
+        self.idle.len()
     }
 
     /// Sends `request` (its URI may be absolute: the path and query are
@@ -134,62 +135,6 @@ fn origin_form(uri: &mut Uri) {
             .unwrap_or_else(|| PathAndQuery::from_static("/"));
         *uri = Uri::from(path);
     }
-}
-
-/// The connections waiting for a request, the last given back first (the
-/// likeliest still open), each with when it was given back.
-#[derive(Debug, Default)]
-struct Idle(Mutex<VecDeque<(SendRequest<ProxyBody>, Instant)>>);
-
-impl Idle {
-    /// An idle connection ready for a request, when one is open; those idle
-    /// for longer than [`IDLE_TIMEOUT`] are closed.
-    async fn take(&self) -> Option<SendRequest<ProxyBody>> {
-        loop {
-            let mut sender = {
-                let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-                let now = Instant::now();
-                while idle
-                    .front()
-                    .is_some_and(|(_, since)| now.duration_since(*since) > IDLE_TIMEOUT)
-                {
-                    idle.pop_front();
-                }
-                idle.pop_back()?.0
-            };
-            if ready_soon(&mut sender).await {
-                return Some(sender);
-            }
-        }
-    }
-
-    fn give_back(&self, sender: SendRequest<ProxyBody>) {
-        if !sender.is_closed() {
-            let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            if idle.len() < MAX_IDLE {
-                idle.push_back((sender, Instant::now()));
-            }
-        }
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-}
-
-/// Whether `sender` is ready for a request now or on the runtime's next turn
-/// (its task may have yet to see the last response's end); a connection the
-/// server closed, or one still busy (a request body still being sent after
-/// its response), is not, and is closed.
-async fn ready_soon(sender: &mut SendRequest<ProxyBody>) -> bool {
-    for _ in 0..2 {
-        match std::future::poll_fn(|cx| Poll::Ready(sender.poll_ready(cx))).await {
-            Poll::Ready(result) => return result.is_ok(),
-            Poll::Pending => tokio::task::yield_now().await,
-        }
-    }
-    false
 }
 
 /// A response body from the upstream; its connection goes back to the pool
@@ -292,6 +237,7 @@ mod tests {
 
     use super::*;
     use crate::http::body::whole;
+    use crate::http::idle::MAX_IDLE;
     use crate::http::upstream::{connector, parse_upstream};
 
     /// An upstream on 127.0.0.1 that counts the connections it accepted:
@@ -300,14 +246,22 @@ mod tests {
     struct Upstream {
         client: UpstreamClient,
         connections: Arc<AtomicUsize>,
+        closed: Arc<AtomicUsize>,
     }
 
     impl Upstream {
         async fn start(keep_alive: bool) -> Self {
+            Self::with_idle_timeout(keep_alive, IDLE_TIMEOUT).await
+        }
+
+        /// The upstream, with a client that keeps idle connections for
+        /// `idle_timeout`.
+        async fn with_idle_timeout(keep_alive: bool, idle_timeout: Duration) -> Self {
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
             let address = listener.local_addr().expect("an address");
             let connections = Arc::new(AtomicUsize::new(0));
-            let accepted = connections.clone();
+            let closed = Arc::new(AtomicUsize::new(0));
+            let (accepted, ended) = (connections.clone(), closed.clone());
             tokio::spawn(async move {
                 loop {
                     let Ok((stream, _)) = listener.accept().await else {
@@ -325,14 +279,20 @@ mod tests {
                     let connection = server::Builder::new()
                         .keep_alive(keep_alive)
                         .serve_connection(TokioIo::new(stream), service);
-                    tokio::spawn(connection);
+                    let ended = ended.clone();
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                        ended.fetch_add(1, Ordering::SeqCst);
+                    });
                 }
             });
             let url = parse_upstream(&format!("http://{address}/mcp")).expect("a URL");
-            let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
+            let connector = connector(&url).expect("a connector");
+            let client = UpstreamClient::with_idle_timeout(&connector, &url, idle_timeout);
             Self {
                 client,
                 connections,
+                closed,
             }
         }
 
@@ -349,6 +309,18 @@ mod tests {
 
         fn connections(&self) -> usize {
             self.connections.load(Ordering::SeqCst)
+        }
+
+        /// How many of its connections the server saw closed, once that
+        /// count reaches `expected`, or after 5 s.
+        async fn closed(&self, expected: usize) -> usize {
+            for _ in 0..500 {
+                if self.closed.load(Ordering::SeqCst) >= expected {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            self.closed.load(Ordering::SeqCst)
         }
     }
 
@@ -418,7 +390,7 @@ mod tests {
             let body = response.into_body().collect().await.expect("a body");
             assert_eq!(body.to_bytes(), "ok");
         }
-        assert_eq!(upstream.client.idle.len(), MAX_IDLE);
+        assert_eq!(upstream.client.idle_connections(), MAX_IDLE);
         // They serve the next calls: no new connection.
         for _ in 0..MAX_IDLE {
             assert_eq!(upstream.read("/").await, "ok");
@@ -449,6 +421,31 @@ mod tests {
         tokio::time::resume();
         assert_eq!(upstream.read("/").await, "ok");
         assert_eq!(upstream.connections(), 2);
+    }
+
+    /// The sweep runs on a thread of its own, on the real clock: a short
+    /// idle timeout keeps the test short.
+    #[tokio::test]
+    async fn connections_idle_past_the_idle_timeout_are_closed_with_no_request_to_find_them() {
+        let idle_timeout = Duration::from_millis(300);
+        let upstream = Upstream::with_idle_timeout(true, idle_timeout).await;
+        // Three at once: three connections, all idle after.
+        let (first, second, third) =
+            tokio::join!(upstream.get("/"), upstream.get("/"), upstream.get("/"));
+        for response in [first, second, third] {
+            response.into_body().collect().await.expect("a body");
+        }
+        assert_eq!(upstream.client.idle_connections(), 3);
+        let started = std::time::Instant::now();
+        assert_eq!(upstream.closed(3).await, 3);
+        assert!(
+            started.elapsed() >= idle_timeout / 2,
+            "closed before the timeout"
+        );
+        assert_eq!(upstream.client.idle_connections(), 0);
+        // The client still serves, on a new connection.
+        assert_eq!(upstream.read("/").await, "ok");
+        assert_eq!(upstream.connections(), 4);
     }
 
     #[tokio::test]

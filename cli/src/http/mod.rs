@@ -10,7 +10,8 @@
 //! platform's root certificates.
 //!
 //! The files: `upstream` (the URL, and what connects to it), `client` (the
-//! connections to the upstream, each given back at its response's end), `proxy`
+//! connections to the upstream, each given back at its response's end), `idle`
+//! (those that wait for a request, closed once idle too long), `proxy`
 //! (what the requests of a worker share), `route` (which way a request goes:
 //! forwarded as it streams, a `GET` stream, a direct call, an exchange),
 //! `headers` (what the upstream and the client get of each other's headers),
@@ -37,6 +38,7 @@ mod failure;
 mod gather;
 mod head_timeout;
 mod headers;
+mod idle;
 mod proxy;
 mod replayed;
 mod route;
