@@ -4,11 +4,9 @@
 
 use crate::config::Config;
 use crate::matching::CallIndex;
-use crate::model::{
-    Answer, AnswerBody, AnswerId, Call, CallKind, CallResult, Calls, Outcome, Response, TaskStatus,
-};
+use crate::model::{Answer, AnswerBody, Call, CallKind, CallResult, Calls, Outcome, Response};
 use crate::render::ErrorRenderer;
-use crate::tasks::{Delivered, TaskEvent, TaskMemory};
+use crate::tasks::{Delivered, TaskEvent, TaskMemory, rule};
 
 /// What the core read in a response.
 #[derive(Debug)]
@@ -45,21 +43,17 @@ where
     // none of the calls: it is read for its errors only.
     let same_shape = Resp::is_batch(response) == calls.is_batch();
     let index = (followed && same_shape).then(|| CallIndex::new(calls));
-    let find = |id: &AnswerId<'_>| index.as_ref().and_then(|index| index.answered_by(id));
     Resp::visit_answers(response, |id, answer| {
+        // Every answer takes its call, whatever it is: in a batch that repeats
+        // an id, the next answer with that id goes to the next call.
+        let call = index.as_ref().and_then(|index| index.answered_by(&id));
         let failure = match answer {
             Answer::ServiceError => Outcome::ServiceError,
-            Answer::Error { code } => {
-                if let Some(task_id) = find(&id).and_then(task_asked) {
-                    let ended: TaskEvent<'_, <Resp::Body as AnswerBody>::Task> =
-                        TaskEvent::Ended { task_id };
-                    tasks.observe(ended, config);
-                }
-                code.map_or(Outcome::ServiceError, |code| Outcome::ErrorResponse {
-                    code,
-                })
-            }
-            Answer::Result(body) => match find(&id) {
+            // An error answering a task's poll changes nothing (`tasks::rule`).
+            Answer::Error { code } => code.map_or(Outcome::ServiceError, |code| {
+                Outcome::ErrorResponse { code }
+            }),
+            Answer::Result(body) => match call {
                 Some(call) => read_result(call, body, config, tasks, &mut read.delivered),
                 None => Outcome::Success,
             },
@@ -97,13 +91,12 @@ where
             },
             CallResult::Other => return Outcome::Success,
         },
-        CallKind::TaskStatus(task_id) => match body.as_task_status() {
-            TaskStatus::Completed(Some(result)) => TaskEvent::Result { task_id, result },
-            TaskStatus::Ended => TaskEvent::Ended { task_id },
-            TaskStatus::Completed(None) | TaskStatus::Running => return Outcome::Success,
+        CallKind::TaskStatus(task_id) => match rule::polled(task_id, body.as_task_state()) {
+            Some(event) => event,
+            None => return Outcome::Success,
         },
-        CallKind::TaskResult(task_id) => match body.as_task_result() {
-            Some(result) => TaskEvent::Result { task_id, result },
+        CallKind::TaskResult(task_id) => match rule::fetched(task_id, body.as_task_result()) {
+            Some(event) => event,
             None => return Outcome::Success,
         },
         CallKind::Other => return Outcome::Success,
@@ -117,12 +110,4 @@ where
         *delivered = this_delivery;
     }
     outcome
-}
-
-/// The task a `tasks/get` or `tasks/result` asks about.
-fn task_asked(call: &Call) -> Option<&str> {
-    match call.kind() {
-        CallKind::TaskStatus(task_id) | CallKind::TaskResult(task_id) => Some(task_id),
-        _ => None,
-    }
 }

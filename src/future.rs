@@ -16,17 +16,19 @@ use crate::model::{Calls, Request, Response};
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
-use crate::telemetry::{self, OperationDuration};
+use crate::tasks::panics::Current;
+use crate::telemetry::{self, OperationDuration, ToolNames};
 use crate::timeout::Timer;
 use crate::unanswered::Unanswered;
 
-/// What every response future of a service reads: the layer's settings and its
-/// memory of tasks, behind one reference count, so that a request costs one
-/// increment and a future holds one pointer.
+/// What every response future of a service reads: the layer's settings, its
+/// memory of tasks and the tool names its metric records, behind one reference
+/// count, so that a request costs one increment and a future holds one pointer.
 #[derive(Debug)]
 pub(crate) struct Shared<R> {
     pub(crate) config: Config<R>,
     pub(crate) tasks: TaskMemory,
+    pub(crate) tool_names: ToolNames,
 }
 
 pin_project! {
@@ -130,7 +132,10 @@ where
         let mut this = self.project();
         let _entered = this.span.enter();
         let unanswered = match this.state.as_mut().project() {
-            StateProj::Running { future } => match panic::catch(|| future.poll(cx)) {
+            StateProj::Running { future } => match panic::catch(|| {
+                let _current = Current::enter_if(Req::SPAWNS_TASKS, &this.shared.tasks);
+                future.poll(cx)
+            }) {
                 // The inner future first: an answer that is ready wins over a
                 // timer that fired in the same instant.
                 Ok(Poll::Pending) => {
@@ -156,9 +161,13 @@ where
                         &this.shared.tasks,
                         recording,
                     );
-                    telemetry::record_answer(this.span, this.duration, read.delivered, || {
-                        read.outcome
-                    });
+                    telemetry::record_answer(
+                        this.span,
+                        this.duration,
+                        &this.shared.tool_names,
+                        read.delivered,
+                        || read.outcome,
+                    );
                     return Poll::Ready(result);
                 }
                 Err(panic) => {
@@ -173,7 +182,14 @@ where
             StateProj::Done => panic!("future polled after completion"),
         };
         let (answer, outcome) = unanswered.respond(this.calls, &this.shared.config);
-        telemetry::record_outcome(this.span, this.duration, unanswered.cause(), || outcome);
+        let tool_names = &this.shared.tool_names;
+        telemetry::record_outcome(
+            this.span,
+            this.duration,
+            tool_names,
+            unanswered.cause(),
+            || outcome,
+        );
         Poll::Ready(answer)
     }
 }

@@ -11,7 +11,8 @@ use crate::model::{Request, Response};
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
-use crate::telemetry;
+use crate::tasks::panics::Current;
+use crate::telemetry::{self, ToolNames};
 use crate::timeout::Timer;
 
 /// Rewraps the text of `isError` tool results, answers panics of the inner
@@ -75,15 +76,30 @@ pub struct ToolErrors<S, R = Llmxml> {
 impl<S> ToolErrors<S> {
     /// Wraps `inner` with the default settings.
     pub fn new(inner: S) -> Self {
-        Self::from_parts(inner, Config::default(), TaskMemory::default())
+        Self::from_parts(
+            inner,
+            Config::default(),
+            TaskMemory::default(),
+            ToolNames::default(),
+        )
     }
 }
 
 impl<S, R> ToolErrors<S, R> {
-    pub(crate) fn from_parts(inner: S, config: Config<R>, tasks: TaskMemory) -> Self {
+    pub(crate) fn from_parts(
+        inner: S,
+        config: Config<R>,
+        tasks: TaskMemory,
+        tool_names: ToolNames,
+    ) -> Self {
+        let shared = Shared {
+            config,
+            tasks,
+            tool_names,
+        };
         Self {
             inner,
-            shared: Arc::new(Shared { config, tasks }),
+            shared: Arc::new(shared),
         }
     }
 
@@ -149,6 +165,7 @@ where
             .for_tools(calls.tools())
             .map(|timeout| (Timer::start(timeout), request.cancellation()));
         let shared = self.shared.clone();
+        let _current = Current::enter_if(Req::SPAWNS_TASKS, &shared.tasks);
         match span.in_scope(|| panic::catch(|| self.inner.call(request))) {
             Ok(future) => ResponseFuture::running(future, timer, calls, shared, span, duration),
             Err(panic) => ResponseFuture::panicked(panic, calls, shared, span, duration),

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::field::{field, field_mut, str_field};
-use crate::model::{AnswerBody, CallResult, TaskStatus, ToolResult};
+use crate::model::{AnswerBody, CallResult, TaskState, ToolResult};
 
 impl AnswerBody for Map<String, Value> {
     type Tool = Self;
@@ -44,16 +44,18 @@ impl AnswerBody for Map<String, Value> {
         }
     }
 
-    fn as_task_status(&mut self) -> TaskStatus<'_, Self> {
-        match str_field(self, "status") {
-            Some("completed") => match field_mut(self, "result") {
-                Some(Value::Object(result)) => TaskStatus::Completed(Some(result)),
-                // 2025-11-25: the result is fetched with `tasks/result`.
-                _ => TaskStatus::Completed(None),
-            },
-            Some("failed" | "cancelled") => TaskStatus::Ended,
-            _ => TaskStatus::Running,
+    /// One pass over the keys: `status`, and the `result` that 2026-07-28
+    /// embeds (2025-11-25 fetches it with `tasks/result`).
+    fn as_task_state(&mut self) -> TaskState<'_, Self> {
+        let mut state = TaskState::unknown();
+        for (key, value) in self.iter_mut() {
+            match (key.as_str(), value) {
+                ("status", Value::String(status)) => state.status = Some(status),
+                ("result", Value::Object(result)) => state.result = Some(result),
+                _ => {}
+            }
         }
+        state
     }
 
     fn as_task_result(&mut self) -> Option<&mut Self> {

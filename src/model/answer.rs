@@ -57,13 +57,23 @@ pub enum CallResult<'a, T> {
     Other,
 }
 
-/// A result read as the answer to a `tasks/get`.
+/// A result read as the answer to a `tasks/get`: what it says of the task, as
+/// sent. What a status means is the core's to decide (`crate::tasks::rule`).
 #[derive(Debug)]
-pub enum TaskStatus<'a, T> {
-    /// The task completed; `result` is its result when the answer carries it.
-    Completed(Option<&'a mut T>),
-    /// The task ended without a result: failed, or cancelled.
-    Ended,
-    /// The task still runs, or its state is unknown.
-    Running,
+pub struct TaskState<'a, T> {
+    /// The task's `status` as sent (`"working"`, `"completed"`, `"failed"`, ...);
+    /// `None` when the answer has none.
+    pub status: Option<&'a str>,
+    /// The task's result, when the answer embeds it (from protocol 2026-07-28).
+    pub result: Option<&'a mut T>,
+}
+
+impl<T> TaskState<'_, T> {
+    /// An answer that says nothing of a task.
+    pub fn unknown() -> Self {
+        Self {
+            status: None,
+            result: None,
+        }
+    }
 }

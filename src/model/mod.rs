@@ -31,7 +31,7 @@ mod outcome;
 pub(crate) mod request_id;
 mod view;
 
-pub(crate) use answer::{Answer, AnswerId, CallResult, TaskStatus};
+pub(crate) use answer::{Answer, AnswerId, CallResult, TaskState};
 pub(crate) use call::{Call, CallId, CallKind, Calls};
 pub(crate) use layer_answer::{LayerAnswer, LayerAnswers, UnansweredCall};
 pub(crate) use outcome::Outcome;
@@ -51,6 +51,12 @@ pub trait Request {
     ///
     /// Called only when a subscriber records the span, before `calls`.
     fn view(&self) -> Option<RequestView<'_>>;
+
+    /// Whether the handler of such a request may hand a task's operation to a
+    /// task runtime that catches its panics for the layer (rmcp's
+    /// `TaskManager`, with `catch_task_panics`): the layer's memory of tasks is
+    /// then current on the thread while the handler runs.
+    const SPAWNS_TASKS: bool = false;
 
     /// Called only when a timeout applies to the request, before the inner
     /// service takes it: what [`Request::cancel`] will stop if the layer gives
@@ -104,9 +110,10 @@ pub trait AnswerBody {
     /// This result as the answer to a `tools/call`.
     fn as_call_result(&mut self) -> CallResult<'_, Self::Tool>;
 
-    /// This result as the answer to a `tasks/get`.
-    fn as_task_status(&mut self) -> TaskStatus<'_, Self::Task> {
-        TaskStatus::Running
+    /// This result as the answer to a `tasks/get`: the task's status as sent,
+    /// and its result when the answer embeds it.
+    fn as_task_state(&mut self) -> TaskState<'_, Self::Task> {
+        TaskState::unknown()
     }
 
     /// This result as the answer to a `tasks/result`: the task's result.

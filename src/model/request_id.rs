@@ -34,12 +34,14 @@ impl RequestId {
     }
 
     /// Whether an answer with `id` answers the request with this id: the ids
-    /// are the same JSON value of the same type. Compared directly in the
-    /// common cases (a number or string id against a JSON response's), as a
-    /// key otherwise.
+    /// are the same JSON-RPC id (numbers by their value, strings as strings).
+    /// Compared directly in the common cases (a number or string id against a
+    /// JSON response's), as a key otherwise.
     pub(crate) fn is_answered_by(&self, id: &AnswerId<'_>) -> bool {
         match (self, id) {
-            (Self::Number(own), AnswerId::Json(Value::Number(other))) => own == other,
+            (Self::Number(own), AnswerId::Json(Value::Number(other))) => {
+                IdKey::number(own) == IdKey::number(other)
+            }
             (Self::String(own), AnswerId::Json(Value::String(other))) => own == other,
             (own, other) => IdKey::of_answer(other).is_some_and(|key| own.key() == key),
         }
@@ -79,13 +81,15 @@ impl std::fmt::Debug for RequestId {
 }
 
 /// A request id as a key: two keys are equal exactly when the ids are the same
-/// JSON value of the same type (`1` is neither `"1"` nor `1.0`), whichever
-/// message type showed them.
+/// JSON-RPC id, whichever message type showed them: numbers by their value
+/// (`9` is `9.0`, which a peer that re-encodes numbers as floats sends), a
+/// string as a string (`1` is not `"1"`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum IdKey<'a> {
-    Integer(i64),
-    /// A number that is not an `i64`.
-    Number(&'a Number),
+    /// A number with no fractional part, however it was written.
+    Integer(i128),
+    /// Any other number, by the bits of its `f64`.
+    Fraction(u64),
     String(&'a str),
     Null,
     /// Not a valid JSON-RPC id (an object, an array, a boolean).
@@ -93,8 +97,21 @@ pub(crate) enum IdKey<'a> {
 }
 
 impl<'a> IdKey<'a> {
-    fn number(n: &'a Number) -> Self {
-        n.as_i64().map_or(Self::Number(n), Self::Integer)
+    fn number(n: &Number) -> Self {
+        if let Some(integer) = n.as_i64() {
+            return Self::Integer(integer.into());
+        }
+        if let Some(integer) = n.as_u64() {
+            return Self::Integer(integer.into());
+        }
+        // Without serde_json's `arbitrary_precision`, every other number is a
+        // finite f64; an integral one below 2^127 converts exactly.
+        let float = n.as_f64().unwrap_or(0.5);
+        if float.fract() == 0.0 && float.abs() < 2f64.powi(127) {
+            Self::Integer(float as i128)
+        } else {
+            Self::Fraction(float.to_bits())
+        }
     }
 
     fn json(value: &'a Value) -> Self {
@@ -111,7 +128,7 @@ impl<'a> IdKey<'a> {
         Some(match id {
             AnswerId::Implicit | AnswerId::Missing => return None,
             AnswerId::Json(value) => Self::json(value),
-            AnswerId::Integer(n) => Self::Integer(*n),
+            AnswerId::Integer(n) => Self::Integer((*n).into()),
             AnswerId::String(s) => Self::String(s),
             AnswerId::Owned(value) => Self::json(value),
         })
@@ -122,7 +139,7 @@ impl PartialEq for IdKey<'_> {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Self::Integer(a), Self::Integer(b)) => a == b,
-            (Self::Number(a), Self::Number(b)) => a == b,
+            (Self::Fraction(a), Self::Fraction(b)) => a == b,
             (Self::String(a), Self::String(b)) => a == b,
             (Self::Null, Self::Null) => true,
             (Self::Other(a), Self::Other(b)) => a == b,
@@ -138,7 +155,7 @@ impl Hash for IdKey<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
             Self::Integer(n) => (0u8, n).hash(state),
-            Self::Number(n) => (1u8, n).hash(state),
+            Self::Fraction(bits) => (1u8, bits).hash(state),
             Self::String(s) => (2u8, s).hash(state),
             Self::Null => 3u8.hash(state),
             Self::Other(value) => {

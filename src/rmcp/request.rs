@@ -37,6 +37,7 @@ impl RequestWithContext {
 /// A bare request has no id: its one answer is its own.
 impl Request for ClientRequest {
     type Cancellation = std::convert::Infallible;
+    const SPAWNS_TASKS: bool = true;
 
     fn calls(&self) -> Calls {
         Calls::one(Call::new(CallId::Unnamed, kind(self)))
@@ -52,6 +53,7 @@ impl Request for ClientRequest {
 /// The id is kept for the log; the one answer is the request's own.
 impl Request for RequestWithContext {
     type Cancellation = CancellationToken;
+    const SPAWNS_TASKS: bool = true;
 
     fn calls(&self) -> Calls {
         let id = CallId::Id(RequestId::from(&self.context.id));

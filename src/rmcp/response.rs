@@ -2,11 +2,13 @@
 //! handler's (after a panic or a timeout).
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, JsonObject, ServerResult, TaskPayload};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorCode, JsonObject, ServerResult, TaskPayload, TaskStatus,
+};
 use tower::BoxError;
 
 use crate::model::{
-    Answer, AnswerBody, AnswerId, CallResult, LayerAnswer, LayerAnswers, Response, TaskStatus,
+    Answer, AnswerBody, AnswerId, CallResult, LayerAnswer, LayerAnswers, Response, TaskState,
     ToolResult,
 };
 
@@ -70,16 +72,30 @@ impl AnswerBody for ServerResult {
         }
     }
 
-    fn as_task_status(&mut self) -> TaskStatus<'_, JsonObject> {
-        match self {
-            ServerResult::GetTaskResult(got) => match &mut got.task.payload {
-                TaskPayload::Completed { result } => TaskStatus::Completed(Some(result)),
-                TaskPayload::Failed { .. } | TaskPayload::Cancelled => TaskStatus::Ended,
-                _ => TaskStatus::Running,
-            },
-            _ => TaskStatus::Running,
-        }
+    fn as_task_state(&mut self) -> TaskState<'_, JsonObject> {
+        let ServerResult::GetTaskResult(got) = self else {
+            return TaskState::unknown();
+        };
+        let status = status_as_sent(got.task.payload.status());
+        let result = match &mut got.task.payload {
+            TaskPayload::Completed { result } => Some(result),
+            _ => None,
+        };
+        TaskState { status, result }
     }
+}
+
+/// The `status` rmcp writes on the wire for `status`; `None` for a status
+/// this version of the layer does not know.
+fn status_as_sent(status: TaskStatus) -> Option<&'static str> {
+    Some(match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => return None,
+    })
 }
 
 impl ToolResult for CallToolResult {

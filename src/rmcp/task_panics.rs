@@ -8,7 +8,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture};
 
 use crate::panic::{self, CaughtPanic};
-use crate::tasks::panics::{self, PANICKED_TASK_TEXT};
+use crate::tasks::TaskMemory;
+use crate::tasks::panics::{Current, PANICKED_TASK_TEXT};
 
 /// Wraps the operation given to rmcp's
 /// [`TaskManager::spawn`](rmcp::task_manager::TaskManager::spawn) so that a panic
@@ -49,12 +50,14 @@ pub fn catch_task_panics<F>(make_future: F) -> impl FnOnce(TaskContext) -> TaskF
 where
     F: FnOnce(TaskContext) -> TaskFuture,
 {
+    // Called from the handler, while the layer in front of it is current.
+    let layer = Current::memory();
     move |context| {
         let task_id = context.task_id().to_owned();
         let mut future = match panic::catch(|| make_future(context)) {
             Ok(future) => future,
             Err(panic) => {
-                let result = completed_after_panic(&task_id, panic);
+                let result = completed_after_panic(layer.as_ref(), &task_id, panic);
                 return Box::pin(std::future::ready(result));
             }
         };
@@ -71,16 +74,24 @@ where
             }
             match outcome {
                 Ok(result) => result,
-                Err(panic) => completed_after_panic(&task_id, panic),
+                Err(panic) => completed_after_panic(layer.as_ref(), &task_id, panic),
             }
         })
     }
 }
 
 /// The result a task completes with when its operation panicked: the payload
-/// goes to the layer, which logs it, never into the task.
-fn completed_after_panic(task_id: &str, panic: CaughtPanic) -> Result<CallToolResult, TaskExit> {
-    panics::record(task_id, panic);
+/// goes to `layer`, the memory of the layer in front of the handler that
+/// spawned the task, which logs it, never into the task.
+fn completed_after_panic(
+    layer: Option<&TaskMemory>,
+    task_id: &str,
+    panic: CaughtPanic,
+) -> Result<CallToolResult, TaskExit> {
+    match layer {
+        Some(layer) => layer.record_panic(task_id, panic),
+        None => panic.log_unclaimed_task(task_id),
+    }
     Ok(CallToolResult::error(vec![ContentBlock::text(
         PANICKED_TASK_TEXT,
     )]))

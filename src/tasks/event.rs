@@ -1,7 +1,8 @@
 //! [`TaskEvent`]: what one response says happened to a task.
 
 /// What one response says happened to a task (the tasks extension,
-/// `io.modelcontextprotocol/tasks`), as the core reads it.
+/// `io.modelcontextprotocol/tasks`), as the core reads it (see
+/// [`rule`](super::rule)).
 #[derive(Debug)]
 pub(crate) enum TaskEvent<'a, T> {
     /// A `tools/call` of `tool` was answered with a task handle: the result
@@ -12,9 +13,6 @@ pub(crate) enum TaskEvent<'a, T> {
         /// How long the task is kept, if the server said.
         ttl_ms: Option<u64>,
     },
-    /// The final result of task `task_id` reaches the client.
+    /// The result of task `task_id` reaches the client.
     Result { task_id: &'a str, result: &'a mut T },
-    /// Task `task_id` ended without a result (failed, cancelled, or unknown to
-    /// the server).
-    Ended { task_id: &'a str },
 }

@@ -11,6 +11,7 @@
 mod event;
 mod memory;
 pub(crate) mod panics;
+pub(crate) mod rule;
 
 pub(crate) use event::TaskEvent;
 pub(crate) use memory::{Delivered, TaskMemory};

@@ -7,6 +7,7 @@ use ::tower_mcp::{
 };
 
 use super::id;
+use super::tool_result::has_result;
 use crate::model::{
     self, Answer, AnswerBody, AnswerId, CallResult, LayerAnswer, LayerAnswers, Response,
 };
@@ -90,26 +91,35 @@ impl AnswerBody for McpResponse {
         }
     }
 
-    fn as_task_status(&mut self) -> model::TaskStatus<'_, McpResponse> {
-        match delivered_status(self) {
-            Some(TaskStatus::Completed) => model::TaskStatus::Completed(Some(self)),
-            Some(TaskStatus::Failed | TaskStatus::Cancelled) => model::TaskStatus::Ended,
-            _ => model::TaskStatus::Running,
-        }
+    fn as_task_state(&mut self) -> model::TaskState<'_, McpResponse> {
+        let status = match self {
+            McpResponse::GetTaskInfo(task) => status_as_sent(task.status),
+            McpResponse::FinalGetTask(got) => match &got.task {
+                DetailedTask::Working { .. } => Some("working"),
+                DetailedTask::InputRequired { .. } => Some("input_required"),
+                DetailedTask::Completed { .. } => Some("completed"),
+                DetailedTask::Failed { .. } => Some("failed"),
+                DetailedTask::Cancelled { .. } => Some("cancelled"),
+                _ => None,
+            },
+            _ => return model::TaskState::unknown(),
+        };
+        // The result is read inside the whole answer (see the `ToolResult`
+        // implementation of `McpResponse`).
+        let result = has_result(self).then_some(self);
+        model::TaskState { status, result }
     }
 }
 
-/// The status of the task a `tasks/get` answer describes.
-fn delivered_status(answer: &McpResponse) -> Option<TaskStatus> {
-    match answer {
-        McpResponse::GetTaskInfo(task) => Some(task.status),
-        McpResponse::FinalGetTask(got) => Some(match &got.task {
-            DetailedTask::Completed { .. } => TaskStatus::Completed,
-            DetailedTask::Failed { .. } => TaskStatus::Failed,
-            DetailedTask::Cancelled { .. } => TaskStatus::Cancelled,
-            // Working, input required, or a state this version does not know.
-            _ => return None,
-        }),
-        _ => None,
-    }
+/// The `status` tower-mcp writes on the wire for `status`; `None` for a status
+/// this version of the layer does not know.
+fn status_as_sent(status: TaskStatus) -> Option<&'static str> {
+    Some(match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => return None,
+    })
 }

@@ -65,6 +65,11 @@ enum Delivered<'a> {
     Json(&'a mut Map<String, Value>),
 }
 
+/// Whether a `tasks/get` answer holds the task's result.
+pub(super) fn has_result(answer: &mut McpResponse) -> bool {
+    delivered_result(answer).is_some()
+}
+
 fn delivered_result(answer: &mut McpResponse) -> Option<Delivered<'_>> {
     match answer {
         McpResponse::GetTaskInfo(task) => task.result.as_mut().map(Delivered::Typed),

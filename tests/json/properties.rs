@@ -704,10 +704,28 @@ fn tools_answered<'a>(request: &'a Value, answer: &Value) -> Vec<&'a str> {
         .into_iter()
         .filter(|message| {
             message.get("method") == Some(&json!("tools/call"))
-                && message.get("id") == Some(answer_id)
+                && message.get("id").is_some_and(|id| same_id(id, answer_id))
         })
         .filter_map(|message| message.get("params")?.get("name")?.as_str())
         .collect()
+}
+
+/// Whether `a` and `b` are the same JSON-RPC id: numbers by their value
+/// (`1` is `1.0`), anything else as JSON of the same type.
+fn same_id(a: &Value, b: &Value) -> bool {
+    /// An integral number as an integer, any other by its bits.
+    fn value(n: &serde_json::Number) -> Result<i128, u64> {
+        match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(n), _, _) => Ok(n.into()),
+            (_, Some(n), _) => Ok(n.into()),
+            (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 1e38 => Ok(f as i128),
+            (_, _, f) => Err(f.unwrap_or_default().to_bits()),
+        }
+    }
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => value(a) == value(b),
+        _ => a == b,
+    }
 }
 
 fn content_of(answer: &Value) -> Option<&Vec<Value>> {

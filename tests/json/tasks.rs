@@ -1,10 +1,12 @@
 //! Task-augmented tool calls on the JSON path: a `tools/call` answered with a
 //! task handle is remembered with its tool, and the task's result is rewrapped
 //! where it comes back (`tasks/get` in 2026-07-28, `tasks/result` in 2025-11-25);
-//! every delivery of a remembered task's result is rewrapped alike, until the
-//! task is forgotten (its TTL passed, or it was pushed out by newer tasks); the
-//! handle itself and everything else about tasks pass through untouched; the
-//! memory is bounded by `max_remembered_tasks`.
+//! every delivery of a remembered task's result is rewrapped alike, in any order
+//! after any poll (`failed` then `tasks/result`, as the official SDKs run a
+//! failed tool), until the task is forgotten (its TTL passed, or it was pushed
+//! out by newer tasks, least recently used first); no status and no error
+//! answering a poll forgets it; the handle itself and everything else about
+//! tasks pass through untouched; the memory is bounded by `max_remembered_tasks`.
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
@@ -36,6 +38,17 @@ fn task_server()
             Some("tasks/get") => match request["params"]["taskId"].as_str() {
                 Some(task_id) if task_id.starts_with("cancelled") => {
                     json!({"resultType": "complete", "taskId": task_id, "status": "cancelled"})
+                }
+                // 2025-11-25 as the official SDKs send a failed tool: the
+                // status only; the result comes with `tasks/result`.
+                Some(task_id) if task_id.starts_with("failed") => {
+                    json!({"taskId": task_id, "status": "failed", "ttl": 60000})
+                }
+                // A poll the server fails to answer.
+                Some(task_id) if task_id.starts_with("flaky") => {
+                    return ready(Ok(json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32603, "message": "task store unavailable"
+                    }})));
                 }
                 Some(task_id) => {
                     json!({"resultType": "complete", "taskId": task_id, "status": "completed", "result": failed})
@@ -149,15 +162,68 @@ async fn the_whole_tasks_result_answer_is_rewrapped_in_2025_11_25() {
     assert_eq!(again, result, "a second tasks/result is rewrapped alike");
 }
 
+/// A `cancelled` status passes untouched and forgets nothing.
 #[tokio::test]
-async fn a_task_that_ends_without_result_is_forgotten_and_its_answer_untouched() {
+async fn a_cancelled_status_passes_untouched_and_keeps_the_task() {
     let mut bare = task_server();
     let mut service = ToolErrors::new(task_server());
     send(&mut service, call_as_task(1, "export", "cancelled-1")).await;
     assert_eq!(service.remembered_tasks(), 1);
     let got = send(&mut service, get_task(2, "cancelled-1")).await;
     assert_eq!(got, send(&mut bare, get_task(2, "cancelled-1")).await);
-    assert_eq!(service.remembered_tasks(), 0);
+    assert_eq!(service.remembered_tasks(), 1);
+}
+
+fn task_result(id: u64, task: &str) -> Value {
+    request(id, "tasks/result", json!({"taskId": task}))
+}
+
+/// The official SDKs' flow for a tool that fails as a task (2025-11-25): the
+/// poll says `failed`, then `tasks/result` delivers the `isError` result. The
+/// poll passes untouched; every delivery, before and after any poll, is the
+/// element.
+#[tokio::test]
+async fn a_failed_status_then_tasks_result_is_rewrapped_on_every_delivery() {
+    let mut bare = task_server();
+    let mut service = ToolErrors::new(task_server());
+    send(&mut service, call_as_task(1, "export", "failed-1")).await;
+    for (n, message) in [
+        get_task(2, "failed-1"),
+        task_result(3, "failed-1"),
+        task_result(4, "failed-1"),
+        get_task(5, "failed-1"),
+        task_result(6, "failed-1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let got = send(&mut service, message.clone()).await;
+        if message["method"] == "tasks/get" {
+            assert_eq!(got, send(&mut bare, message).await, "poll {n}");
+        } else {
+            assert_eq!(
+                got["result"]["content"][0]["text"],
+                render_error("export", "disk full"),
+                "delivery {n}"
+            );
+        }
+    }
+}
+
+/// A JSON-RPC error answering a poll (a transient `-32603`) changes nothing:
+/// the task's result is still rewrapped afterwards.
+#[tokio::test]
+async fn an_error_answering_a_poll_keeps_the_task() {
+    let mut service = ToolErrors::new(task_server());
+    send(&mut service, call_as_task(1, "export", "flaky-1")).await;
+    let got = send(&mut service, get_task(2, "flaky-1")).await;
+    assert_eq!(got["error"]["code"], -32603);
+    assert_eq!(service.remembered_tasks(), 1);
+    let got = send(&mut service, task_result(3, "flaky-1")).await;
+    assert_eq!(
+        got["result"]["content"][0]["text"],
+        render_error("export", "disk full")
+    );
 }
 
 #[tokio::test]
@@ -257,29 +323,30 @@ async fn with_max_remembered_tasks_2_the_third_task_evicts_the_oldest() {
     }
 }
 
-/// Redelivered results keep their tasks: they are pushed out in the order
-/// they were created, never by being read.
+/// Past the bound, the least recently used task is pushed out: a task whose
+/// result was just delivered stays, an older one not read since goes.
 #[tokio::test]
-async fn reading_a_task_does_not_push_it_out_or_keep_it_longer() {
+async fn the_least_recently_used_task_is_pushed_out_first() {
     let mut service = ToolErrorLayer::new()
         .max_remembered_tasks(2)
         .layer(task_server());
     send(&mut service, call_as_task(1, "export", "t-x")).await;
     send(&mut service, call_as_task(2, "export", "t-y")).await;
-    for _ in 0..3 {
-        send(&mut service, get_task(3, "t-x")).await;
-    }
+    send(&mut service, get_task(3, "t-x")).await;
     send(&mut service, call_as_task(4, "export", "t-z")).await;
-    let oldest = send(&mut service, get_task(5, "t-x")).await;
+    let pushed_out = send(&mut service, get_task(5, "t-y")).await;
     assert_eq!(
-        oldest["result"]["result"]["content"][0]["text"],
+        pushed_out["result"]["result"]["content"][0]["text"],
         "disk full"
     );
-    let kept = send(&mut service, get_task(6, "t-y")).await;
-    assert_eq!(
-        kept["result"]["result"]["content"][0]["text"],
-        render_error("export", "disk full")
-    );
+    for kept in ["t-x", "t-z"] {
+        let got = send(&mut service, get_task(6, kept)).await;
+        assert_eq!(
+            got["result"]["result"]["content"][0]["text"],
+            render_error("export", "disk full"),
+            "{kept}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -297,7 +364,7 @@ async fn other_task_methods_pass_through_untouched() {
     assert_eq!(
         service.remembered_tasks(),
         1,
-        "only a task that ended, its TTL or newer tasks forget it"
+        "only its TTL or newer tasks forget a task"
     );
 }
 
