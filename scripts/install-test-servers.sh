@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the MCP servers that the wrapper's tests run against, none of them
 # written here: the official Python SDK (PyPI `mcp`) into a virtual environment,
-# and the TypeScript reference server `@modelcontextprotocol/server-everything`
-# with Node.js 22 from npm; and the MCP Inspector (npm), a host that launches
-# the wrapper. Everything goes under .tools/ (ignored by git); a
-# second run reuses what is there.
+# the TypeScript reference server `@modelcontextprotocol/server-everything`
+# with Node.js 22 from npm, and the official TypeScript SDK
+# (`@modelcontextprotocol/sdk`), on which cli/tests/servers/ts_task_server.mjs
+# runs and whose example HTTP server the HTTP mode's tests start; and the MCP
+# Inspector (npm), a host that launches the wrapper. Everything goes under
+# .tools/ (ignored by git); a second run reuses what is there.
 #
 # cli/tests/ finds them there; with MCP_TOOL_ERRORS_REQUIRE_SERVERS set (CI sets
 # it), a missing server fails those tests instead of skipping them.
@@ -14,6 +16,7 @@ cd "$(dirname "$0")/.."
 readonly PYTHON_SDK_VERSION=2.3.0
 readonly EVERYTHING_VERSION=2026.8.31
 readonly INSPECTOR_VERSION=2.12.0
+readonly TYPESCRIPT_SDK_VERSION=1.32.2
 readonly NODE_MAJOR=22
 readonly TOOLS=.tools
 
@@ -39,9 +42,12 @@ fi
 source scripts/lib/node.sh
 ensure_node
 ensure_package "$TOOLS/server-everything" @modelcontextprotocol/server-everything "$EVERYTHING_VERSION"
+# The TypeScript SDK, for a server of tasks (its `registerToolTask`) written on
+# it, and its own example Streamable HTTP server.
+ensure_package "$TOOLS/typescript-sdk" @modelcontextprotocol/sdk "$TYPESCRIPT_SDK_VERSION"
 # The MCP Inspector, whose CLI mode launches the command as a host does. Its
 # install script (which fetches the Inspector's other clients) is not run; the
 # CLI needs none of them.
 ensure_package "$TOOLS/inspector" @modelcontextprotocol/inspector "$INSPECTOR_VERSION"
 
-log "Python SDK mcp $PYTHON_SDK_VERSION in $venv; Node.js $("$node" --version), server-everything $EVERYTHING_VERSION, Inspector $INSPECTOR_VERSION"
+log "Python SDK mcp $PYTHON_SDK_VERSION in $venv; Node.js $("$node" --version), server-everything $EVERYTHING_VERSION, TypeScript SDK $TYPESCRIPT_SDK_VERSION, Inspector $INSPECTOR_VERSION"

@@ -23,3 +23,4 @@ mod python;
 mod scripted;
 mod signals;
 mod support;
+mod typescript_tasks;
