@@ -21,4 +21,5 @@ mod replicas;
 mod resumed;
 mod rewriting;
 mod support;
+mod typescript_tasks;
 mod workers;
