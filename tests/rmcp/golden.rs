@@ -39,6 +39,7 @@ const NOT_EXPRESSIBLE: &[(&str, Listed)] = &[
     ("task-get-result-rewrapped", Listed::Sequence),
     ("task-result-rewrapped-2025-11-25", Listed::Sequence),
     ("task-result-delivered-twice-2025-11-25", Listed::Sequence),
+    ("task-failed-result-rewrapped-2025-11-25", Listed::Sequence),
     ("task-failed-untouched", Listed::Sequence),
     ("id-mismatch-untouched", Listed::AnswerForAnotherId),
     ("notification-no-response", Listed::Notification),

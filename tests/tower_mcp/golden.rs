@@ -39,6 +39,10 @@ const NOT_EXPRESSIBLE: &[(&str, NotCarried)] = &[
         NotCarried::Sequence,
     ),
     ("task-failed-untouched", NotCarried::Sequence),
+    (
+        "task-failed-result-rewrapped-2025-11-25",
+        NotCarried::Sequence,
+    ),
 ];
 
 /// Why no `RouterRequest` carries a request.
