@@ -22,6 +22,11 @@ use crate::service::ToolErrors;
 pub trait ServerHandlerExt: ServerHandler + sealed::Sealed {
     /// Sends `tools/call` through the default [`ToolErrorLayer`]: tool errors are
     /// rewrapped for the model and a panicking tool gets an `isError` answer.
+    ///
+    /// Each call makes a new layer, with a memory of tasks of its own: for a
+    /// server that makes a handler per session, build one layer and give each
+    /// handler a clone with [`layer`](Self::layer) (see the [module
+    /// docs](super#one-layer-for-every-session)).
     fn with_tool_errors(self) -> LayeredHandler<Self, ToolErrors<HandlerService<Self>>>;
 
     /// Sends `tools/call` through `layer`: a configured [`ToolErrorLayer`], or a

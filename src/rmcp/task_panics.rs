@@ -29,6 +29,11 @@ use crate::tasks::panics::{Current, PANICKED_TASK_TEXT};
 /// result it never delivered. Nothing of it is logged where it is caught, since
 /// no layer's settings are known there.
 ///
+/// Call it in the handler's `call_tool`, behind the layer: the panic goes to
+/// the layer in front of that handler (its memory, which every clone of the
+/// layer shares), known at this call. Called where no layer runs the handler,
+/// the task still completes, and the panic is logged without its payload.
+///
 /// ```
 /// use mcp_tool_errors::rmcp::catch_task_panics;
 /// use rmcp::model::{CallToolResult, ContentBlock};

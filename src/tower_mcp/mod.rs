@@ -24,14 +24,20 @@
 //! A `tools/call` that tower-mcp's router makes a task is answered with a task
 //! handle (`CreateTask` before protocol 2026-07-28, `FinalCreateTask` from it),
 //! which passes untouched; the layer remembers which tool the task belongs to.
-//! The task's result reaches the client in the answer to a `tasks/get` of a
-//! `completed` task (`GetTaskInfo`, whose `result` is a `CallToolResult`, or
-//! `FinalGetTask`, whose result is a JSON object): an `isError` result there is
+//! The task's result reaches the client in the answer to a `tasks/get`
+//! (`GetTaskInfo`, whose `result` is a `CallToolResult`, or `FinalGetTask`,
+//! whose `completed` result is a JSON object): an `isError` result there is
 //! rewrapped exactly as the result of a direct call, on every delivery alike,
 //! until the task is forgotten (its time to live passed, or newer tasks pushed
-//! it out past [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks)).
-//! A task that `failed` or was `cancelled`, or a `tasks/get` answered with a
-//! JSON-RPC error, is forgotten and its answer left as it is.
+//! it out past [`max_remembered_tasks`](crate::ToolErrorLayer::max_remembered_tasks),
+//! least recently used first). A `FinalGetTask` that `failed` carries a
+//! JSON-RPC error, not a tool result, and passes as it is; no status and no
+//! error answering a `tasks/get` forgets the task.
+//!
+//! Build the layer once and give a clone to every connection's transport (a
+//! server that makes a router per connection, say): its clones share one
+//! memory of tasks, so a task created on one connection is rewrapped when it is
+//! delivered on another.
 //!
 //! What is not covered: a task handler that panics. tower-mcp runs it on a
 //! tokio task of its own, where no layer can see it; without a catch of

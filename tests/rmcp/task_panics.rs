@@ -57,8 +57,17 @@ struct Crashed {
 /// The crash server behind `layer`, served over a duplex, and a client of it
 /// that declared the tasks extension.
 async fn serve_crash_tools(layer: ToolErrorLayer) -> (LineClient, tokio::task::JoinHandle<()>) {
+    serve_session(TaskServer::new(TaskServer::crash_tools()), layer).await
+}
+
+/// One session of `server` (whose clones share its tasks) behind `layer`, as
+/// a server that makes a handler per session serves it: over a duplex, with a
+/// client that declared the tasks extension.
+async fn serve_session(
+    server: TaskServer,
+    layer: ToolErrorLayer,
+) -> (LineClient, tokio::task::JoinHandle<()>) {
     silence_expected_panics();
-    let server = TaskServer::new(TaskServer::crash_tools());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let serving = tokio::spawn(async move {
         let running = server.layer(layer).serve(server_io).await;
@@ -226,4 +235,40 @@ async fn a_panicked_task_forgotten_undelivered_is_logged_once_redacted() {
         .filter(|line| line.contains(SECRET))
         .collect();
     assert!(leaked.is_empty(), "{leaked:#?}");
+}
+
+/// One layer applied to every session (as a `StreamableHttpService` factory
+/// does with clones of a layer built once) follows a task across sessions: a
+/// task that panicked in one session is answered with the layer's own answer
+/// when another session polls it. The panic belongs to that layer: a session
+/// served by another layer value polling the same task gets no part of it,
+/// only the task's stored sentence rewrapped.
+#[tokio::test(start_paused = true)]
+async fn a_panicked_task_is_answered_by_its_layer_in_every_session_and_by_no_other_layer() {
+    let server = TaskServer::new(TaskServer::crash_tools());
+    let layer = ToolErrorLayer::new().expose_panic_messages(true);
+    let (mut first, first_serving) = serve_session(server.clone(), layer.clone()).await;
+    let (mut second, second_serving) = serve_session(server.clone(), layer).await;
+    let other_layer = ToolErrorLayer::new().expose_panic_messages(true);
+    let (mut other, other_serving) = serve_session(server, other_layer).await;
+
+    let task_id = start_crash(&mut first, 1).await;
+    // Past the operation's 250 ms: its panic has been caught.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let by_other_layer = other.poll_task(2, &task_id, POLL).await;
+    assert_eq!(delivered_text(&by_other_layer), HIDDEN_TOOL_MESSAGE);
+    let payload = format!("[expected] connecting with token={SECRET} failed");
+    let element = render_error(
+        "crash",
+        &format!("The tool failed with an internal error: {payload}"),
+    );
+    for _ in 0..2 {
+        let delivered = second.poll_task(2, &task_id, POLL).await;
+        assert_eq!(delivered_text(&delivered), element);
+    }
+    let delivered = first.poll_task(3, &task_id, POLL).await;
+    assert_eq!(delivered_text(&delivered), element);
+    for serving in [first_serving, second_serving, other_serving] {
+        serving.abort();
+    }
 }
