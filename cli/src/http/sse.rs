@@ -7,7 +7,14 @@
 //! they were.
 
 /// Cuts a stream of bytes into whole events, each ending with its blank line.
-#[derive(Debug, Default)]
+///
+/// A line ends with `\r\n`, `\n` or `\r`, as the event-stream grammar allows:
+/// a `\r` ends its line as soon as it arrives (an event whose blank line is a
+/// lone `\r` goes out then, not with the stream's next byte), and a `\n` that
+/// comes next, in the next chunk, is the rest of that line ending, not an empty
+/// line: it starts the next event's bytes. A byte-order mark that starts the
+/// stream is skipped, as the grammar says; every other byte is kept.
+#[derive(Debug)]
 pub(crate) struct EventSplitter {
     buffer: Vec<u8>,
     /// Where the first line not yet scanned starts in `buffer`.
@@ -15,33 +22,77 @@ pub(crate) struct EventSplitter {
     /// How far that line has been searched for its end: a long line arriving
     /// in many chunks is searched once, not from its start at every chunk.
     searched: usize,
+    /// The last line ended with a `\r` that was last in the buffer: a `\n`
+    /// next belongs to that line ending.
+    after_cr: bool,
+    /// Nothing of the stream has been looked at for a byte-order mark yet.
+    at_start: bool,
+}
+
+/// U+FEFF in UTF-8, which the grammar skips at the start of a stream.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+impl Default for EventSplitter {
+    fn default() -> Self {
+        Self {
+            buffer: Vec::new(),
+            scanned: 0,
+            searched: 0,
+            after_cr: false,
+            at_start: true,
+        }
+    }
 }
 
 impl EventSplitter {
     /// Adds bytes read from the stream.
     pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.buffer.extend_from_slice(bytes);
+        if self.at_start {
+            self.skip_byte_order_mark();
+        }
+    }
+
+    /// Drops a byte-order mark that starts the stream, once enough bytes have
+    /// come to tell.
+    fn skip_byte_order_mark(&mut self) {
+        if self.buffer.len() < BYTE_ORDER_MARK.len() && BYTE_ORDER_MARK.starts_with(&self.buffer) {
+            return;
+        }
+        if self.buffer.starts_with(BYTE_ORDER_MARK) {
+            self.buffer.drain(..BYTE_ORDER_MARK.len());
+        }
+        self.at_start = false;
     }
 
     /// The next whole event, blank line included, when the bytes pushed hold one.
     pub(crate) fn next_event(&mut self) -> Option<Vec<u8>> {
+        if self.at_start {
+            return None;
+        }
         loop {
+            if self.after_cr {
+                match self.buffer.get(self.scanned) {
+                    None => return None,
+                    Some(b'\n') => self.scanned += 1,
+                    Some(_) => {}
+                }
+                self.after_cr = false;
+            }
             let from = self.searched.max(self.scanned);
             let Some(found) = memchr::memchr2(b'\n', b'\r', &self.buffer[from..]) else {
                 self.searched = self.buffer.len();
                 return None;
             };
             let end = from + found;
-            let ending = match (self.buffer[end], self.buffer.get(end + 1)) {
-                (b'\r', Some(b'\n')) => 2,
-                // A `\r` last in the buffer may be the first half of `\r\n`.
+            let line_end = match (self.buffer[end], self.buffer.get(end + 1)) {
+                (b'\r', Some(b'\n')) => end + 2,
                 (b'\r', None) => {
-                    self.searched = end;
-                    return None;
+                    self.after_cr = true;
+                    end + 1
                 }
-                _ => 1,
+                _ => end + 1,
             };
-            let line_end = end + ending;
             if end == self.scanned {
                 self.scanned = 0;
                 self.searched = 0;
@@ -195,11 +246,105 @@ mod tests {
         for cut in 0..stream.len() {
             for cut2 in cut..stream.len() {
                 let (events, rest) = split(&[&stream[..cut], &stream[cut..cut2], &stream[cut2..]]);
-                assert_eq!(events.concat(), stream, "cut at {cut} and {cut2}");
-                assert_eq!(events.len(), 2);
-                assert!(rest.is_empty());
+                assert_eq!(events.len(), 2, "cut at {cut} and {cut2}");
+                // Cut after the last `\r`, the stream's last `\n` is the
+                // rest of a line ending that begins no event.
+                assert!(rest.is_empty() || rest == b"\n", "cut at {cut} and {cut2}");
+                assert_eq!([events.concat(), rest].concat(), stream);
             }
         }
+    }
+
+    /// The data of each event of `stream`, as the grammar reads it: lines
+    /// end with `\r\n`, `\n` or `\r`, a blank line ends an event, and a
+    /// byte-order mark that starts the stream is skipped.
+    fn events_by_the_grammar(stream: &[u8]) -> Vec<Option<Vec<u8>>> {
+        let mut rest = stream.strip_prefix(BYTE_ORDER_MARK).unwrap_or(stream);
+        let (mut events, mut event) = (Vec::new(), Vec::new());
+        while let Some(end) = rest.iter().position(|byte| matches!(byte, b'\r' | b'\n')) {
+            let ending = if rest[end..].starts_with(b"\r\n") {
+                2
+            } else {
+                1
+            };
+            if end == 0 {
+                events.push(data(&event));
+                event.clear();
+            } else {
+                event.extend_from_slice(&rest[..end]);
+                event.push(b'\n');
+            }
+            rest = &rest[end + ending..];
+        }
+        events
+    }
+
+    #[test]
+    fn a_blank_line_that_is_a_lone_cr_ends_its_event_as_it_arrives() {
+        let mut splitter = EventSplitter::default();
+        splitter.push(b"data: a\r\r");
+        assert_eq!(splitter.next_event().as_deref(), Some(&b"data: a\r\r"[..]));
+        // The `\n` of a `\r\n` cut after its `\r` ends no line of its own.
+        splitter.push(b"\ndata: b\r");
+        assert_eq!(splitter.next_event(), None);
+        splitter.push(b"\n\r\n");
+        assert_eq!(
+            splitter.next_event().as_deref(),
+            Some(&b"\ndata: b\r\n\r\n"[..])
+        );
+        assert_eq!(splitter.next_event(), None);
+        assert!(splitter.into_rest().is_empty());
+    }
+
+    #[test]
+    fn a_stream_with_every_line_ending_cut_anywhere_gives_the_grammars_events() {
+        let stream: &[u8] =
+            b"\xEF\xBB\xBFid: 1\rdata: a\r\r: c\r\ndata: {\"b\":\r\ndata: 1}\r\n\r\n\
+            data: c\n\ndata: d\r\r\ndata: e\n\r\r\nid: 9\r\n\r\r\n\n";
+        let expected = events_by_the_grammar(stream);
+        assert_eq!(
+            expected,
+            [
+                Some(b"a".to_vec()),
+                Some(b"{\"b\":\n1}".to_vec()),
+                Some(b"c".to_vec()),
+                Some(b"d".to_vec()),
+                Some(b"e".to_vec()),
+                None,
+                None,
+                None,
+                None,
+            ]
+        );
+        let without_mark = &stream[BYTE_ORDER_MARK.len()..];
+        for cut in 0..=stream.len() {
+            for cut2 in cut..=stream.len() {
+                let (events, rest) = split(&[&stream[..cut], &stream[cut..cut2], &stream[cut2..]]);
+                assert_eq!(events.concat(), without_mark, "cut at {cut} and {cut2}");
+                let read: Vec<_> = events.iter().map(|event| data(event)).collect();
+                assert_eq!(read, expected, "cut at {cut} and {cut2}");
+                assert!(rest.is_empty(), "cut at {cut} and {cut2}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_a_byte_order_mark_that_starts_the_stream_is_skipped() {
+        let stream: &[u8] = b"\xEF\xBB\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\n";
+        for cut in 0..=stream.len() {
+            let (events, _) = split(&[&stream[..cut], &stream[cut..]]);
+            assert_eq!(
+                events,
+                [b"data: a\n\n".to_vec(), b"\xEF\xBB\xBFdata: b\n\n".to_vec()],
+                "cut at {cut}"
+            );
+        }
+        // A stream that ends inside what could be a mark keeps its bytes.
+        assert_eq!(split(&[&b"\xEF\xBB"[..]]).1, b"\xEF\xBB");
+        assert_eq!(
+            split(&[&b"\xEF"[..], &b"x\n\n"[..]]).0,
+            [b"\xEFx\n\n".to_vec()]
+        );
     }
 
     #[test]
