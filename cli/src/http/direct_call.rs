@@ -42,7 +42,7 @@ use crate::http::gather::GATHER_TURNS;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
-use crate::http::{headers, sse};
+use crate::http::{headers, sse, unread};
 use crate::layer_request::{LayerRequest, Method};
 use crate::message::Answer;
 use crate::options::TimedTools;
@@ -405,22 +405,45 @@ where
         let Some(data) = sse::data(&event) else {
             return event;
         };
-        // An answer is an object: an event without one (a stream's first,
-        // empty one) is not read.
-        if data.trim_ascii_start().first() != Some(&b'{') {
+        // An answer is an object (or, to a client, an array holding one): an
+        // event without one (a stream's first, empty one) is not read.
+        if !matches!(data.trim_ascii_start().first(), Some(b'{' | b'[')) {
             return self.answering.to_client.event(event);
         }
+        let id = std::slice::from_ref(&self.answering.call.id);
         let answer = match envelope::read(&data) {
             Ok(Envelope::Single(fields)) if self.answering.is_the_answer(&fields) => {
                 self.answering.rewrite(&data, &fields)
             }
-            _ => return self.answering.to_client.event(event),
+            read => {
+                // An answer to the call all the same, to a lenient client.
+                let answers_the_call = match read {
+                    Ok(Envelope::Single(fields)) => {
+                        fields.is_response()
+                            && fields.id.as_ref().is_some_and(|answer| {
+                                !unread::awaited_among(&[answer], id).is_empty()
+                            })
+                    }
+                    _ => !unread::answered_ids(&data, id).is_empty(),
+                };
+                if answers_the_call {
+                    self.passed_unread();
+                }
+                return self.answering.to_client.event(event);
+            }
         };
         self.expired = None;
         match answer {
             Some(answer) => sse::with_data(&event, &answer),
             None => event,
         }
+    }
+
+    /// The call is answered by an event the proxy could not read, which
+    /// passes as it is: no answer of the proxy's is to follow.
+    fn passed_unread(&mut self) {
+        unread::log_answer_passed_unread();
+        self.expired = None;
     }
 
     /// Everything held and the rest of the stream, unread.

@@ -61,7 +61,7 @@ use crate::http::gather::gather;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
-use crate::http::{headers, sse};
+use crate::http::{headers, sse, unread};
 use crate::invalid_params::InvalidParamsAsToolErrors;
 use crate::layer_request::Method;
 use crate::message::{Answer, requests, response_ids};
@@ -181,6 +181,9 @@ enum Delivered {
         read_whole: bool,
         rest: StreamRest,
     },
+    /// Every request was answered by events the proxy could not read, which
+    /// went to the client as they were ([`unread`]): the stream after them.
+    PassedUnread { rest: StreamRest },
 }
 
 /// An event stream after the event with the answer.
@@ -254,17 +257,20 @@ async fn finish_stream(
                 Some(data) => sse::with_data(&event, &data),
                 None => event,
             };
-            (event, Some(rest))
+            (Some(event), Some(rest))
         }
+        Delivered::PassedUnread { rest } => (None, Some(rest)),
         other => {
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
             let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
-            (sse::event(&data), None)
+            (Some(sse::event(&data)), None)
         }
     };
-    if events.send(Bytes::from(event)).await.is_err() {
+    if let Some(event) = event
+        && events.send(Bytes::from(event)).await.is_err()
+    {
         return;
     }
     let Some(StreamRest {
@@ -416,16 +422,19 @@ impl UpstreamCall {
     async fn run(self, message: Value) -> Value {
         let proxy = self.proxy.clone();
         let delivered = self.delivered.clone();
+        // The requests that events the proxy could not read answered.
+        let answered = Mutex::new(Vec::new());
         tokio::select! {
-            answer = self.run_upstream(&message) => answer,
+            answer = self.run_upstream(&message, &answered) => answer,
             () = proxy.drain().reached(Phase::Expired) => {
                 put(&delivered, Delivered::GivenUp);
-                Failure::drained().answer(&message)
+                let answered = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                Failure::drained().answer_unanswered(&message, &answered)
             }
         }
     }
 
-    async fn run_upstream(self, message: &Value) -> Value {
+    async fn run_upstream(self, message: &Value, answered: &Mutex<Vec<Value>>) -> Value {
         let response = self.proxy.client().request(self.request);
         let response = match self.head_timeout {
             Some(timeout) => match tokio::time::timeout(timeout, response).await {
@@ -457,11 +466,14 @@ impl UpstreamCall {
                     return Self::relay_events(
                         response,
                         message,
-                        self.head,
-                        self.events,
-                        &self.delivered,
-                        &self.to_client,
-                        &self.untouched,
+                        Relayed {
+                            head: self.head,
+                            events: self.events,
+                            delivered: &self.delivered,
+                            to_client: &self.to_client,
+                            untouched: &self.untouched,
+                            answered,
+                        },
                     )
                     .await;
                 }
@@ -537,15 +549,20 @@ impl UpstreamCall {
     async fn relay_events(
         response: Response<UpstreamBody>,
         message: &Value,
-        head: oneshot::Sender<Head>,
-        events: mpsc::Sender<Bytes>,
-        delivered: &Mutex<Delivered>,
-        to_client: &ToClient,
-        untouched: &Untouched,
+        relayed: Relayed<'_>,
     ) -> Value {
+        let Relayed {
+            head,
+            events,
+            delivered,
+            to_client,
+            untouched,
+            answered,
+        } = relayed;
         let (parts, mut body) = response.into_parts();
         let _ = head.send(Head::Stream(parts));
-        let ids: Vec<Value> = requests(message).into_iter().map(|(id, _)| id).collect();
+        // The requests no event answered yet.
+        let mut ids: Vec<Value> = requests(message).into_iter().map(|(id, _)| id).collect();
         let mut splitter = sse::EventSplitter::default();
         // Whether the client holds an event id to resume the stream from.
         let mut resumable = false;
@@ -554,22 +571,38 @@ impl UpstreamCall {
                 if let Some(id) = sse::id(&event) {
                     resumable = !id.is_empty();
                 }
-                let found = sse::data(&event).and_then(|data| answer_in(&data, &ids, untouched));
-                if let Some((read_whole, layer_reads)) = found {
-                    let rest = StreamRest { splitter, body };
-                    put(
-                        delivered,
-                        Delivered::Event {
-                            event,
-                            read_whole,
-                            rest,
-                        },
-                    );
-                    return layer_reads;
+                let found = sse::data(&event).map(|data| answer_in(&data, &ids, untouched));
+                match found {
+                    Some(Found::Answer {
+                        read_whole,
+                        layer_reads,
+                    }) => {
+                        let rest = StreamRest { splitter, body };
+                        put(
+                            delivered,
+                            Delivered::Event {
+                                event,
+                                read_whole,
+                                rest,
+                            },
+                        );
+                        return layer_reads;
+                    }
+                    Some(Found::PassedUnread(passed)) if !passed.is_empty() => {
+                        unread::log_answer_passed_unread();
+                        ids.retain(|id| !passed.contains(id));
+                        lock(answered).extend(passed);
+                    }
+                    _ => {}
                 }
                 let event = to_client.event(event);
                 if events.send(Bytes::from(event)).await.is_err() {
                     put(delivered, Delivered::ClientGone);
+                    return Value::Null;
+                }
+                if ids.is_empty() {
+                    let rest = StreamRest { splitter, body };
+                    put(delivered, Delivered::PassedUnread { rest });
                     return Value::Null;
                 }
             }
@@ -602,26 +635,72 @@ impl UpstreamCall {
                 ));
                 // The server may still be working on the request.
                 put(delivered, Delivered::GivenUp);
-                return Failure::TooLarge.answer(message);
+                return Failure::TooLarge.answer_unanswered(message, &lock(answered));
             }
         }
         put(delivered, Delivered::Made);
-        Failure::ClosedBeforeAnswer.answer(message)
+        Failure::ClosedBeforeAnswer.answer_unanswered(message, &lock(answered))
     }
 }
 
-/// The answer `data` (an event's) holds to one of the requests `ids`: whether
-/// the layer reads it whole (not when it reads a skeleton of it:
-/// [`Untouched`]), and what the layer reads.
-fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Option<(bool, Value)> {
+/// Where the events of a stream go, and what they tell, while the answer is
+/// awaited.
+struct Relayed<'a> {
+    head: oneshot::Sender<Head>,
+    events: mpsc::Sender<Bytes>,
+    delivered: &'a Mutex<Delivered>,
+    to_client: &'a ToClient,
+    untouched: &'a Untouched,
+    /// The requests that events the proxy could not read answered.
+    answered: &'a Mutex<Vec<Value>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What an event's data is to the requests awaiting an answer.
+#[derive(Debug)]
+enum Found {
+    /// The answer to one of them: whether the layer reads it whole (not when
+    /// it reads a skeleton of it: [`Untouched`]), and what the layer reads.
+    Answer {
+        read_whole: bool,
+        layer_reads: Value,
+    },
+    /// No answer the proxy reads; those of the requests it answers as a
+    /// lenient client reads it ([`unread`]).
+    PassedUnread(Vec<Value>),
+}
+
+/// What `data` (an event's) is to the requests `ids`.
+fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
     if let Some(id) = untouched.answered(data) {
-        return ids.contains(&id).then(|| (false, Untouched::skeleton(id)));
+        if ids.contains(&id) {
+            return Found::Answer {
+                read_whole: false,
+                layer_reads: Untouched::skeleton(id),
+            };
+        }
+        return Found::PassedUnread(cloned(unread::awaited_among(&[&id], ids)));
     }
-    let message: Value = serde_json::from_slice(data).ok()?;
-    let answers = response_ids(&message)
-        .into_iter()
-        .any(|id| ids.contains(id));
-    answers.then_some((true, message))
+    let Ok(message) = serde_json::from_slice::<Value>(data) else {
+        return Found::PassedUnread(cloned(unread::answered_ids(data, ids)));
+    };
+    let answer_ids = response_ids(&message);
+    if answer_ids.iter().any(|id| ids.contains(id)) {
+        return Found::Answer {
+            read_whole: true,
+            layer_reads: message,
+        };
+    }
+    Found::PassedUnread(cloned(unread::awaited_among(&answer_ids, ids)))
+}
+
+fn cloned(ids: Vec<&Value>) -> Vec<Value> {
+    ids.into_iter().cloned().collect()
 }
 
 /// Which answers the layer leaves as the upstream wrote them, read by their

@@ -61,9 +61,17 @@ impl Failure {
 
     /// The answer to every request of `message` (one request, or a batch).
     pub(crate) fn answer(self, message: &Value) -> Value {
+        self.answer_unanswered(message, &[])
+    }
+
+    /// The answer to every request of `message` but those of `answered`, which
+    /// an answer of the server's reached the client for already
+    /// ([`unread`](crate::http::unread)): the proxy never answers a request
+    /// twice. `Null` when no request is left.
+    pub(crate) fn answer_unanswered(self, message: &Value, answered: &[Value]) -> Value {
         let sentence = self.sentence();
         let answer_one = |request: &Value| -> Option<Value> {
-            let id = request.get("id")?;
+            let id = request.get("id").filter(|id| !answered.contains(id))?;
             let method = request.get("method")?.as_str()?;
             Some(crate::own_answer::unanswered(
                 id,
@@ -140,6 +148,24 @@ mod tests {
                 {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": sentence}], "isError": true}},
                 {"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": sentence}},
             ])
+        );
+    }
+
+    #[test]
+    fn a_request_an_answer_reached_the_client_for_gets_no_answer_of_the_proxys() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ]);
+        let sentence = Failure::ClosedBeforeAnswer.sentence();
+        assert_eq!(
+            Failure::ClosedBeforeAnswer.answer_unanswered(&batch, &[json!(1)]),
+            json!([{"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": sentence}}])
+        );
+        let call = &batch[0];
+        assert_eq!(
+            Failure::ClosedBeforeAnswer.answer_unanswered(call, &[json!(1)]),
+            Value::Null
         );
     }
 }

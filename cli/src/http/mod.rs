@@ -22,6 +22,7 @@
 //! (events cut and rewritten), `failure` (the answers when the upstream gives
 //! none), `gather` (what the upstream sent together goes to the client in one
 //! write), `cancel` (`notifications/cancelled` for what the proxy gives up),
+//! `unread` (answers the proxy could not read, which count as answers),
 //! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
 //! task ids the client sees, which carry what any replica needs), `body`,
 //! `drain` (SIGTERM), `accept` (connections accepted and served), and `workers`
@@ -45,6 +46,7 @@ mod route;
 mod seen_calls;
 mod sse;
 mod task_ids;
+mod unread;
 pub(crate) mod upstream;
 mod workers;
 

@@ -64,11 +64,18 @@ fn messages(stream: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// The answers to request `id` among `messages`.
+/// The answers to request `id` among `messages` and the batches among them,
+/// ids compared by value as a JavaScript client compares them (`1.0` is `1`).
 fn answers(messages: &[Value], id: u64) -> Vec<&Value> {
     messages
         .iter()
-        .filter(|message| message.get("method").is_none() && message["id"] == id)
+        .flat_map(|message| match message {
+            Value::Array(batch) => batch.iter().collect(),
+            single => vec![single],
+        })
+        .filter(|message| {
+            message.get("method").is_none() && message["id"].as_f64() == Some(id as f64)
+        })
         .collect()
 }
 
@@ -99,6 +106,13 @@ async fn first_answer(response: Response<Incoming>, id: u64, within: Duration) -
     tokio::time::timeout(within, reading)
         .await
         .unwrap_or_else(|_| panic!("no answer to {id} within {within:?}"))
+}
+
+/// An event stream that sends `bytes`, then ends.
+fn events_of(bytes: &[u8]) -> Reply {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let _ = sender.send(Ok(bytes.to_vec()));
+    Reply::Events(receiver)
 }
 
 /// A `notifications/progress` event's message.
@@ -164,4 +178,104 @@ async fn an_answer_event_ended_by_a_lone_cr_goes_out_before_the_streams_next_byt
         );
         assert!(streams.recv().await.is_some(), "the stream is still open");
     }
+}
+
+#[tokio::test]
+async fn a_byte_order_mark_before_the_first_event_is_skipped_and_the_answer_rewrapped() {
+    let upstream = Upstream::start(|request| {
+        let id = request.json()["id"].as_u64().unwrap_or_default();
+        Reply::events(&[&format!("\u{FEFF}data: {}\n\n", error_result(id, "boom"))])
+    })
+    .await;
+    let proxy = proxy(&upstream).await;
+
+    for (id, tool) in (1..).zip(TOOLS) {
+        let stream = whole_stream(proxy.post(&tool_call(id, tool), &[]).await).await;
+
+        let messages = messages(&stream);
+        let answers = answers(&messages, id);
+        assert_eq!(
+            answers.len(),
+            1,
+            "{tool}: {}",
+            String::from_utf8_lossy(&stream)
+        );
+        assert_eq!(
+            answers[0]["result"]["content"][0]["text"],
+            render_error(tool, "boom"),
+            "{tool}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answer_the_proxy_cannot_read_is_the_only_answer_its_request_gets() {
+    // Not UTF-8 (a Latin-1 `é`), and an id written as a float: a client that
+    // replaces bad bytes and compares numbers by value reads both as answers.
+    let upstream = Upstream::start(|request| {
+        let id = request.json()["id"].as_u64().unwrap_or_default();
+        let answer = match id % 2 {
+            0 => [
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"caf"#)
+                    .as_bytes(),
+                b"\xE9\"}],\"isError\":true}}",
+            ]
+            .concat(),
+            _ => error_result(id, "boom")
+                .replace(&format!("\"id\":{id}"), &format!("\"id\":{id}.0"))
+                .into_bytes(),
+        };
+        events_of(&[&b"data: "[..], &answer, b"\n\n"].concat())
+    })
+    .await;
+    let proxy = proxy(&upstream).await;
+
+    for (id, tool) in (1..).zip(["direct", "timed", "direct", "timed"]) {
+        let stream = whole_stream(proxy.post(&tool_call(id, tool), &[]).await).await;
+
+        let messages = messages(&stream);
+        let answers = answers(&messages, id);
+        assert_eq!(
+            answers.len(),
+            1,
+            "{tool} {id}: {}",
+            String::from_utf8_lossy(&stream)
+        );
+        let is_proxys = answers[0].to_string().contains("closed the connection");
+        assert!(!is_proxys, "{tool} {id}: {}", answers[0]);
+    }
+    assert!(
+        proxy.log().contains("an answer the proxy could not read"),
+        "{}",
+        proxy.log()
+    );
+}
+
+#[tokio::test]
+async fn a_batch_gets_the_proxys_answer_only_for_the_requests_nothing_answered() {
+    // The call's answer is not UTF-8; the ping's never comes.
+    let upstream = Upstream::start(|_| {
+        events_of(
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\
+              \"text\":\"\xE9\"}]}}\n\n",
+        )
+    })
+    .await;
+    let proxy = proxy(&upstream).await;
+    let batch = format!(
+        r#"[{},{{"jsonrpc":"2.0","id":2,"method":"ping"}}]"#,
+        tool_call(1, "timed")
+    );
+
+    let stream = whole_stream(proxy.post(&batch, &[]).await).await;
+
+    let messages = messages(&stream);
+    let shown = String::from_utf8_lossy(&stream);
+    assert_eq!(answers(&messages, 1).len(), 1, "{shown}");
+    let pings = answers(&messages, 2);
+    assert_eq!(pings.len(), 1, "{shown}");
+    assert_eq!(
+        pings[0]["error"]["message"],
+        "The server closed the connection before answering."
+    );
 }
