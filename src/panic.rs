@@ -1,6 +1,12 @@
 //! Catching a panic of the user's code and logging it, without letting the
 //! payload leak or take the process down. The answer the model reads in its
 //! place is `crate::unanswered`'s.
+//!
+//! A handler's payload is logged, redacted and scrubbed as configured. A panic
+//! of the renderer or the scrubber is logged by its location only: its message
+//! may quote the very text it was given (Rust's own message for a slice off a
+//! character boundary quotes the whole string), and that text is what the
+//! scrubber was to clean.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -9,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::config::Config;
 use crate::model::UnansweredCall;
 use crate::sanitize::Tally;
-use crate::sanitize::panic_hook::{catch_inside_layer, report};
+use crate::sanitize::panic_hook::{Withheld, catch_inside_layer, report};
 
 /// Sent to the model for a panicked tool call when panic messages are hidden.
 pub(crate) const HIDDEN_TOOL_MESSAGE: &str =
@@ -35,6 +41,8 @@ pub(crate) fn catch<T>(run: impl FnOnce() -> T) -> Result<T, CaughtPanic> {
 #[derive(Debug)]
 pub(crate) struct CaughtPanic {
     message: Option<String>,
+    /// Where it was raised, when the panic hook saw it.
+    location: Option<String>,
     /// Whether the panic hook kept this panic off stderr and the layer still owes
     /// its one line there.
     unreported: AtomicBool,
@@ -42,22 +50,32 @@ pub(crate) struct CaughtPanic {
 
 impl CaughtPanic {
     /// Reads the message out of `payload` and drops the payload under control.
-    fn new(payload: Box<dyn Any + Send>, withheld: bool) -> Self {
+    fn new(payload: Box<dyn Any + Send>, withheld: Option<Withheld>) -> Self {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned());
         drop_quietly(payload);
+        let unreported = AtomicBool::new(withheld.is_some());
         Self {
             message,
-            unreported: AtomicBool::new(withheld),
+            location: withheld.and_then(|withheld| withheld.location),
+            unreported,
         }
+    }
+
+    /// Where the panic was raised (`file:line:column`): known when
+    /// [`install_panic_hook`](crate::install_panic_hook) was called, since only a
+    /// panic hook is told.
+    fn location(&self) -> Option<&str> {
+        self.location.as_deref()
     }
 
     /// The payload as the log may show it: redacted and scrubbed as configured,
     /// not capped (the log is the operator's, not the model's). If the user's
-    /// scrubber panics on it, the payload is withheld: it holds what the
-    /// scrubber was to remove.
+    /// scrubber panics on it, the payload is withheld, and so is the scrubber's
+    /// own message: both may hold what the scrubber was to remove. The
+    /// scrubber's location stands in their place, when known.
     fn logged_payload<R>(&self, config: &Config<R>) -> Cow<'_, str> {
         let scrubbed = catch(|| {
             config
@@ -65,18 +83,35 @@ impl CaughtPanic {
                 .scrub(self.payload_text(), &mut Tally::default())
         });
         scrubbed.unwrap_or_else(|scrubber_panic| {
-            scrubber_panic.report_withheld(format_args!("the scrubber, on a panic message,"));
-            Cow::Borrowed(SCRUBBER_PANICKED_PAYLOAD)
+            scrubber_panic
+                .report_withheld_from_every_log(format_args!("the scrubber, on a panic message,"));
+            match scrubber_panic.location() {
+                Some(at) => Cow::Owned(format!("(withheld: the scrubber panicked on it, at {at})")),
+                None => Cow::Borrowed(SCRUBBER_PANICKED_PAYLOAD),
+            }
         })
     }
 
-    /// Writes the one stderr line of a withheld panic, once: who panicked, never
-    /// the payload.
+    /// Writes the one stderr line of a withheld panic whose message the
+    /// `tracing` log has, once: who panicked, never the payload.
     fn report_withheld(&self, what: std::fmt::Arguments<'_>) {
         if self.unreported.swap(false, Ordering::Relaxed) {
             report(format_args!(
                 "{what} panicked; the answer is an error and the panic message is withheld \
                  (it is in the tracing log)"
+            ));
+        }
+    }
+
+    /// Writes the one stderr line of a withheld panic of the renderer or the
+    /// scrubber, once: who panicked and where, never the payload, which no log
+    /// has either.
+    fn report_withheld_from_every_log(&self, what: std::fmt::Arguments<'_>) {
+        if self.unreported.swap(false, Ordering::Relaxed) {
+            let at = self.location().unwrap_or("an unknown location");
+            report(format_args!(
+                "{what} panicked at {at}; the answer is an error and the panic message is \
+                 withheld from every log"
             ));
         }
     }
@@ -155,21 +190,23 @@ impl CaughtPanic {
 
     /// Logs a panic of the renderer or the user's scrubber while it rendered an
     /// error of `tool` (or, with no tool, scrubbed a JSON-RPC error message);
-    /// the answer is then a fixed one.
-    pub(crate) fn log_in_render<R>(&self, tool: Option<&str>, config: &Config<R>) {
+    /// the answer is then a fixed one. Only the panic's location is logged,
+    /// never its message: it may quote the text being rendered, which no
+    /// scrubber has cleaned.
+    pub(crate) fn log_in_render(&self, tool: Option<&str>) {
         tracing::error!(
             tool,
-            payload = &*self.logged_payload(config),
+            location = self.location(),
             "the renderer or the scrubber panicked, so the error could not be rendered; \
-             answering with a fixed error"
+             answering with a fixed error (the panic message is withheld)"
         );
         match tool {
-            Some(tool) => self.report_withheld(format_args!(
+            Some(tool) => self.report_withheld_from_every_log(format_args!(
                 "the renderer or the scrubber, on an error of tool {tool:?},"
             )),
-            None => {
-                self.report_withheld(format_args!("the scrubber, on a JSON-RPC error message,"))
-            }
+            None => self.report_withheld_from_every_log(format_args!(
+                "the scrubber, on a JSON-RPC error message,"
+            )),
         }
     }
 

@@ -1,8 +1,9 @@
 //! The rewrap policy: every text the layer writes for the model (a tool's
 //! error rewrapped, the answer to a panic or a timeout) is redacted, scrubbed
 //! and capped as [`Config`] says, then rendered; a panic of the user's code on
-//! the way (the renderer, the scrubber) is caught and logged, and the model
-//! then reads a fixed element instead.
+//! the way (the renderer, the scrubber) is caught and logged by its location
+//! only (its message may quote the text), and the model then reads a fixed
+//! element instead.
 
 use std::borrow::Cow;
 
@@ -36,7 +37,7 @@ impl<R: ErrorRenderer> Config<R> {
             return;
         }
         if let Err(panic) = panic::catch(|| self.rewrap_unguarded(result, tool)) {
-            panic.log_in_render(Some(tool), self);
+            panic.log_in_render(Some(tool));
             answer_render_failed(result, tool);
         }
     }
@@ -80,7 +81,7 @@ impl<R: ErrorRenderer> Config<R> {
     pub(crate) fn render_message(&self, tool: &str, message: &str) -> String {
         panic::catch(|| self.render_tallied(tool, message, &mut Tally::default())).unwrap_or_else(
             |panic| {
-                panic.log_in_render(Some(tool), self);
+                panic.log_in_render(Some(tool));
                 render_failed(tool)
             },
         )
@@ -96,7 +97,7 @@ impl<R: ErrorRenderer> Config<R> {
                 .into_owned()
         };
         panic::catch(sanitized).unwrap_or_else(|panic| {
-            panic.log_in_render(None, self);
+            panic.log_in_render(None);
             fallback.to_owned()
         })
     }

@@ -6,10 +6,11 @@
 //! from writing the payload (which may hold a token) to stderr. The hook set here
 //! knows, through a per-thread depth counter raised around each of the layer's
 //! `catch_unwind` calls, whether a panic happens inside the layer: if so it stays
-//! silent and the layer writes one line without the payload when it answers the
-//! panic (that is where the tool and the request id are known): a `tracing`
-//! event when a subscriber is set, a plain stderr line otherwise. Any other
-//! panic goes to the hook that was installed before.
+//! silent, keeps the panic's location (the one thing of a panic the hook alone
+//! sees) for the layer's log, and the layer writes one line without the payload
+//! when it answers the panic (that is where the tool and the request id are
+//! known): a `tracing` event when a subscriber is set, a plain stderr line
+//! otherwise. Any other panic goes to the hook that was installed before.
 //!
 //! A library cannot do this by default: the panic hook is one per process and
 //! belongs to the application, which may have set its own (crash reporting,
@@ -20,7 +21,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::io::Write;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,9 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// tool and the request id but not the payload: a `tracing` event (level
 /// `WARN`, target `mcp_tool_errors`) when a `tracing` subscriber is set, so
 /// that a structured log stays structured, and a plain line on stderr
-/// otherwise. The payload stays in the layer's `tracing` error event (redacted
-/// when `redact_secrets` is on, and scrubbed by
-/// [`redact_with`](crate::ToolErrorLayer::redact_with)). Every other
+/// otherwise. The payload of a handler's panic stays in the layer's `tracing`
+/// error event (redacted when `redact_secrets` is on, and scrubbed by
+/// [`redact_with`](crate::ToolErrorLayer::redact_with)); that of a panic of
+/// the renderer or the scrubber is in no log, and the hook is what gives the
+/// line and that event the panic's location (`file:line:column`). Every other
 /// panic, on any thread, goes to the hook that was installed before this call,
 /// unchanged. Call it once at startup, after any hook of your own; later calls do
 /// nothing.
@@ -54,7 +57,7 @@ pub fn install_panic_hook() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !withhold_if_inside_layer() {
+            if !withhold_if_inside_layer(info.location()) {
                 previous(info);
             }
         }));
@@ -77,12 +80,22 @@ struct Inside {
 
 thread_local! {
     static INSIDE: Cell<Inside> = const { Cell::new(Inside { depth: 0, withheld: false }) };
+    /// Where the last panic the hook withheld on this thread was raised, until
+    /// the layer's `catch_unwind` that caught it takes it.
+    static WITHHELD_AT: Cell<Option<String>> = const { Cell::new(None) };
+}
+
+/// A panic that the hook kept off stderr.
+#[derive(Debug)]
+pub(crate) struct Withheld {
+    /// Where it was raised (`file:line:column`), as the hook was told.
+    pub(crate) location: Option<String>,
 }
 
 /// Called by the hook: marks the panic as withheld when it happens inside the
-/// layer, and says whether it did.
-fn withhold_if_inside_layer() -> bool {
-    INSIDE
+/// layer, keeps its `location`, and says whether it did.
+fn withhold_if_inside_layer(location: Option<&Location<'_>>) -> bool {
+    let inside = INSIDE
         .try_with(|inside| {
             let mut state = inside.get();
             if state.depth == 0 {
@@ -92,21 +105,28 @@ fn withhold_if_inside_layer() -> bool {
             inside.set(state);
             true
         })
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if inside {
+        let location = location.map(Location::to_string);
+        // A thread being torn down keeps no location; the panic is still withheld.
+        let _ = WITHHELD_AT.try_with(|at| at.set(location));
+    }
+    inside
 }
 
 /// Runs `run` under `catch_unwind`, with this thread marked as inside the layer.
-/// Returns the outcome and whether the hook withheld a panic meanwhile. Costs
-/// two thread-local reads and writes once the hook is installed, one relaxed
-/// load before; never allocates.
+/// Returns the outcome and, when the hook withheld a panic meanwhile, what it
+/// kept of it. Costs two thread-local reads and writes once the hook is
+/// installed, one relaxed load before; never allocates unless a panic was
+/// withheld.
 pub(crate) fn catch_inside_layer<T>(
     run: impl FnOnce() -> T,
-) -> (Result<T, Box<dyn Any + Send>>, bool) {
+) -> (Result<T, Box<dyn Any + Send>>, Option<Withheld>) {
     // Only the hook reads the mark: without it, nothing can be withheld. A call
     // that began before the hook was installed is not marked, and its panic goes
     // to the previous hook, as it would have before the installation.
     if !INSTALLED.load(Ordering::Relaxed) {
-        return (catch_unwind(AssertUnwindSafe(run)), false);
+        return (catch_unwind(AssertUnwindSafe(run)), None);
     }
     let outer = INSIDE.with(|inside| {
         let state = inside.get();
@@ -122,12 +142,16 @@ pub(crate) fn catch_inside_layer<T>(
         inside.set(outer);
         withheld
     });
-    if withheld && outcome.is_ok() {
+    if !withheld {
+        return (outcome, None);
+    }
+    let location = WITHHELD_AT.try_with(Cell::take).ok().flatten();
+    if outcome.is_ok() {
         report(format_args!(
             "a panic inside the handler was caught by the handler itself; its message is withheld"
         ));
     }
-    (outcome, withheld)
+    (outcome, Some(Withheld { location }))
 }
 
 /// Reports a withheld panic, if the hook is installed: as a `tracing` event
