@@ -6,6 +6,11 @@
 //! from the global meter provider as it is then: install the provider
 //! (`opentelemetry::global::set_meter_provider`) before serving. Without one
 //! (OpenTelemetry's no-op provider) nothing is timed or copied per request.
+//!
+//! Its attribute `gen_ai.tool.name` names only tools the server answered with a
+//! result, at most 1,000 per layer, and `_OTHER` any other (see
+//! `tool_names.rs`): a client sends whatever names it likes, and each distinct
+//! value would be a series of its own in a metrics backend.
 
 #[cfg(feature = "opentelemetry")]
 use std::sync::OnceLock;
@@ -17,11 +22,12 @@ use compact_str::CompactString;
 #[cfg(feature = "opentelemetry")]
 use opentelemetry::metrics::Histogram;
 #[cfg(feature = "opentelemetry")]
-use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry::{InstrumentationScope, KeyValue, Value};
 
 use crate::model::RequestView;
 
 use super::outcome::Failure;
+use super::tool_names::ToolNames;
 
 /// The metric's name in the conventions.
 #[cfg(feature = "opentelemetry")]
@@ -157,26 +163,38 @@ impl OperationDuration {
     }
 
     /// Records the request's duration, once, with `failure` when it failed.
-    pub(super) fn finish(&mut self, failure: Option<&Failure>) {
+    /// `answered`: whether the server answered the request with a result, which
+    /// teaches `tool_names` the name of the tool of a `tools/call`.
+    pub(super) fn finish(
+        &mut self,
+        failure: Option<&Failure>,
+        answered: bool,
+        tool_names: &ToolNames,
+    ) {
         #[cfg(feature = "opentelemetry")]
         if let Some(started) = self.started.take() {
             let seconds = started.at.elapsed().as_secs_f64();
-            let attributes = started.attributes(failure);
+            let tool = started
+                .tool
+                .as_deref()
+                .map(|tool| tool_names.attribute(tool, answered && started.is_tool_call));
+            let attributes = started.attributes(tool, failure);
             started.histogram.record(seconds, &attributes);
         }
         #[cfg(not(feature = "opentelemetry"))]
-        let _ = failure;
+        let _ = (failure, answered, tool_names);
     }
 }
 
 #[cfg(feature = "opentelemetry")]
 impl Started {
-    /// The metric's attributes: those the conventions list that the layer knows.
-    fn attributes(&self, failure: Option<&Failure>) -> Vec<KeyValue> {
+    /// The metric's attributes: those the conventions list that the layer
+    /// knows, with `tool` as `gen_ai.tool.name`.
+    fn attributes(&self, tool: Option<Value>, failure: Option<&Failure>) -> Vec<KeyValue> {
         let mut attributes = Vec::with_capacity(7);
         attributes.push(KeyValue::new("mcp.method.name", self.method.to_string()));
-        if let Some(tool) = &self.tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
+        if let Some(tool) = tool {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool));
         }
         if self.is_tool_call {
             attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));

@@ -81,7 +81,19 @@
 //! 300]`, instrumentation scope `mcp-tool-errors`, with the attributes
 //! `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`,
 //! `mcp.protocol.version`, `network.transport`, `error.type` and
-//! `rpc.response.status_code`, valued as on the span. A batch is not timed.
+//! `rpc.response.status_code`, valued as on the span, except
+//! `gen_ai.tool.name`. A batch is not timed.
+//!
+//! `gen_ai.tool.name` has a bounded number of values, since a client sends
+//! whatever tool names it likes and each value is a series of its own in a
+//! metrics backend: it names only a tool the server answered a `tools/call` of
+//! with a result (`isError` or not; the request that first does is named too),
+//! at most 1,000 distinct names per layer value, and is `_OTHER` for any other:
+//! a tool the server answered with a JSON-RPC error (an unknown tool), one whose
+//! calls only panicked or timed out, and every new name past the 1,000th. The
+//! names are the layer's, shared by its clones (as its memory of tasks is) and
+//! kept for its lifetime; a layer made with [`ToolErrorLayer::new`](crate::ToolErrorLayer::new)
+//! starts with none. The span keeps the name as sent.
 //!
 //! It is recorded through OpenTelemetry's global meter provider. The instrument
 //! is created once, at the first request the layer handles, from the provider
@@ -120,10 +132,12 @@ mod outcome;
 #[cfg(feature = "opentelemetry")]
 mod propagation;
 mod span;
+mod tool_names;
 
 pub(crate) use metric::OperationDuration;
 pub(crate) use outcome::Cause;
 use outcome::Failure;
+pub(crate) use tool_names::ToolNames;
 
 /// Opens the span of `request` and starts timing it for the metric;
 /// `network_transport` is the layer's
@@ -153,10 +167,12 @@ pub(crate) fn is_recording(span: &Span, duration: &OperationDuration) -> bool {
 /// fails the request when it is an `isError` result, with the cause `panic` when
 /// it is the layer's answer to a panic of the task's operation; the span then
 /// also names the task's tool, when the layer saw the task created. `outcome` is
-/// read only when something records it.
+/// read only when something records it; `tool_names` are the layer's, which the
+/// metric names tools from.
 pub(crate) fn record_answer(
     span: &Span,
     duration: &mut OperationDuration,
+    tool_names: &ToolNames,
     delivered: Option<Delivered>,
     outcome: impl FnOnce() -> Outcome,
 ) {
@@ -165,7 +181,7 @@ pub(crate) fn record_answer(
         return;
     }
     let Some(delivered) = delivered else {
-        return record_outcome(span, duration, Cause::Service, outcome);
+        return record_outcome(span, duration, tool_names, Cause::Service, outcome);
     };
     if let Some(tool) = &delivered.tool {
         span::record_task_tool(span, tool.as_str());
@@ -177,9 +193,9 @@ pub(crate) fn record_answer(
         Cause::Service
     };
     if delivered.failed {
-        record_outcome(span, duration, cause, || Outcome::ToolError);
+        record_outcome(span, duration, tool_names, cause, || Outcome::ToolError);
     } else {
-        record_outcome(span, duration, cause, outcome);
+        record_outcome(span, duration, tool_names, cause, outcome);
     }
 }
 
@@ -188,17 +204,23 @@ pub(crate) fn record_answer(
 pub(crate) fn record_outcome(
     span: &Span,
     duration: &mut OperationDuration,
+    tool_names: &ToolNames,
     cause: Cause,
     outcome: impl FnOnce() -> Outcome,
 ) {
     if !is_recording(span, duration) {
         return;
     }
-    let failure = Failure::of(cause, outcome());
+    let outcome = outcome();
+    let failure = Failure::of(cause, outcome);
     if let Some(failure) = &failure
         && !span.is_disabled()
     {
         span::record_failure(span, failure);
     }
-    duration.finish(failure.as_ref());
+    duration.finish(
+        failure.as_ref(),
+        cause.answered_with_result(outcome),
+        tool_names,
+    );
 }

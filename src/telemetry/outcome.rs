@@ -15,6 +15,14 @@ pub(crate) enum Cause {
     Timeout,
 }
 
+impl Cause {
+    /// Whether the server answered the request with a result (`isError` or
+    /// not), as opposed to an error response or the layer's own answer.
+    pub(super) fn answered_with_result(self, outcome: Outcome) -> bool {
+        self == Cause::Service && matches!(outcome, Outcome::Success | Outcome::ToolError)
+    }
+}
+
 /// JSON-RPC error codes that say the client sent something wrong, not that the
 /// server failed: parse error, invalid request, method not found, invalid
 /// params, and MCP's resource not found. A server span that answers one keeps

@@ -1,0 +1,95 @@
+//! [`ToolNames`]: the tool names the metric `mcp.server.operation.duration`
+//! records as they are, so that its attribute `gen_ai.tool.name` has a bounded
+//! number of values whatever the clients send.
+//!
+//! A tool name is learned when the server answers a `tools/call` of it with a
+//! result (`isError` or not): a JSON-RPC error (an unknown tool, say), a panic
+//! or a timeout teaches nothing, since the name may be anything a client made
+//! up. At most [`MAX_TOOL_NAMES`] are learned; the metric records any other
+//! name as `_OTHER`. The span is not bounded: it keeps the name as sent.
+//!
+//! The names are the layer value's, shared by its clones and by every service
+//! they build, as its memory of tasks is. A read takes a read lock and hashes
+//! the name; a known name's attribute value is a reference count, not a copy.
+//! Only the layer's own code runs under the lock.
+
+#[cfg(feature = "opentelemetry")]
+use std::collections::HashSet;
+#[cfg(feature = "opentelemetry")]
+use std::sync::{Arc, PoisonError, RwLock};
+
+#[cfg(feature = "opentelemetry")]
+use opentelemetry::Value;
+
+/// How many distinct tool names the metric records, per layer value.
+#[cfg(feature = "opentelemetry")]
+const MAX_TOOL_NAMES: usize = 1_000;
+
+/// What the metric records in place of a tool name it does not know: the
+/// conventions' value for "some other value".
+#[cfg(feature = "opentelemetry")]
+const OTHER: &str = "_OTHER";
+
+/// The tool names the metric records as they are: those of the tools the server
+/// answered with a result, at most [`MAX_TOOL_NAMES`]. Cloning shares them.
+#[derive(Clone, Default)]
+pub(crate) struct ToolNames {
+    // Only ever grows, to its bound: a name once recorded stays the same
+    // series.
+    #[cfg(feature = "opentelemetry")]
+    known: Arc<RwLock<HashSet<Arc<str>>>>,
+}
+
+#[cfg(feature = "opentelemetry")]
+impl ToolNames {
+    /// The value of `gen_ai.tool.name` for `tool`: the name when it is known,
+    /// or learned now because the server `answered` a `tools/call` of it with a
+    /// result and there is room; `_OTHER` otherwise.
+    pub(super) fn attribute(&self, tool: &str, answered: bool) -> Value {
+        {
+            let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(name) = known.get(tool) {
+                return Value::from(Arc::clone(name));
+            }
+            if !answered || known.len() >= MAX_TOOL_NAMES {
+                return Value::from(OTHER);
+            }
+        }
+        self.learn(tool)
+    }
+
+    /// Learns `tool`, if there is still room.
+    #[cold]
+    #[inline(never)]
+    fn learn(&self, tool: &str) -> Value {
+        // Made before the lock is taken, so that the lock is held for the
+        // insertion only.
+        let name: Arc<str> = Arc::from(tool);
+        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known_name) = known.get(tool) {
+            return Value::from(Arc::clone(known_name));
+        }
+        if known.len() >= MAX_TOOL_NAMES {
+            return Value::from(OTHER);
+        }
+        known.insert(Arc::clone(&name));
+        Value::from(name)
+    }
+
+    /// How many names are known.
+    fn len(&self) -> usize {
+        self.known
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+impl std::fmt::Debug for ToolNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("ToolNames");
+        #[cfg(feature = "opentelemetry")]
+        debug.field("known", &self.len());
+        debug.finish()
+    }
+}
