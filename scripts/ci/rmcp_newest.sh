@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the rmcp tests against the newest rmcp 3.x the registry serves, not the
 # locked one: the crate asks for `rmcp = "3.11"` (caret), so a user's server
-# may build it with any later 3.x. The library's unit tests run too; one of
-# them reads `ServerHandler` from the source of the rmcp that cargo resolved
-# and fails on a method the layered handler does not forward.
+# may build it with any later 3.x. The library with rmcp is linted first:
+# clippy's missing_trait_methods, on the layered handler's impl of
+# `ServerHandler`, fails on a method of the newer trait that it does not
+# forward. The library's unit tests run too.
 #
 # Cargo.lock is put back on exit, whatever happens; the script fails if the
-# update or the tests fail.
+# update, the lint or the tests fail.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -39,4 +40,7 @@ fi
 after=$(resolved)
 echo "rmcp-newest: rmcp $before (locked) -> $after (newest 3.x)"
 
+# The flags of .ci/run's "clippy, library only (only-rmcp)" step, so that only
+# what the update changed, and the library, are checked again.
+cargo clippy --lib --no-default-features --features rmcp -- -D warnings
 cargo test --all-features --test rmcp --lib

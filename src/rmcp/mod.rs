@@ -119,12 +119,11 @@
 //! later 3.x release builds one copy of rmcp, and `.with_tool_errors()` applies
 //! to its handler. [`LayeredHandler`] writes out every method of
 //! `ServerHandler`, including the deprecated ones, since a method left to the
-//! trait's default would answer without asking the inner handler. The crate's
-//! tests read the trait from the source of the rmcp that cargo resolved and
-//! fail when it declares a method the layered handler does not write; CI runs
-//! them against the newest rmcp 3.x as well. Should a later release add a
-//! method before this crate forwards it, that one method is answered by the
-//! trait's default, as for a handler that does not implement it.
+//! trait's default would answer without asking the inner handler. Clippy's
+//! `missing_trait_methods` lint, on that impl, names any method it does not
+//! write; CI runs it against the locked rmcp and the newest 3.x. Should a later
+//! release add a method before this crate forwards it, that one method is
+//! answered by the trait's default, as for a handler that does not implement it.
 
 mod ext;
 mod handler_service;
