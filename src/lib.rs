@@ -204,7 +204,9 @@
 //!   its patterns; off by default, so that a default build compiles no regex.
 //! - `rmcp`, `tower-mcp`: the layer for their message types (see above).
 //! - `opentelemetry`: the request span continues the client's trace.
-//! - `cli`: the `mcp-tool-errors` command (turns `redact` on).
+//!
+//! The `mcp-tool-errors` command is not a feature: it is a package of its own,
+//! `mcp-tool-errors-cli` in `cli/`, built on this crate with `redact`.
 //!
 //! **Errors.** `Error = S::Error`: an error of the inner service passes through as
 //! it is. The layer makes an error of its own only where the message type cannot
