@@ -3,8 +3,9 @@
 # (its Cargo.toml block and its src/main.rs block, pasted as they are), with the
 # one change that `mcp-tool-errors` comes from this checkout, wherever the
 # README's dependency line points (a clone next to the project, or crates.io).
-# It must build and run (its asserts pass) on the first try, and must not turn
-# on serde_json's preserve_order in the user's build.
+# It must build and run (its asserts pass) on the first try, print what the
+# Quick start's text block shows, and must not turn on serde_json's
+# preserve_order in the user's build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -34,8 +35,19 @@ grep -q "path = \"$repo\"" "$project/Cargo.toml" || { echo "readme_quickstart: n
 [[ -s $project/src/main.rs ]] || { echo "readme_quickstart: no rust block in the Quick start" >&2; exit 1; }
 
 # The same target folder as the repository's, so that dependencies are shared.
-CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target} cargo run --quiet --manifest-path "$project/Cargo.toml"
+printed=$(CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target} cargo run --quiet --manifest-path "$project/Cargo.toml")
 echo "readme_quickstart: the Quick start builds and runs"
+
+shown=$(block text 1)
+[[ -n $shown ]] || { echo "readme_quickstart: no text block of what the Quick start prints" >&2; exit 1; }
+if [[ $printed != "$shown" ]]; then
+  echo "readme_quickstart: the Quick start printed" >&2
+  printf '%s\n' "$printed" >&2
+  echo "where the README shows" >&2
+  printf '%s\n' "$shown" >&2
+  exit 1
+fi
+echo "readme_quickstart: it prints what the README shows"
 
 # Adding the crate must not change how the user's program serializes JSON.
 if cargo tree --quiet --manifest-path "$project/Cargo.toml" -e features -i serde_json | grep -q preserve_order; then
