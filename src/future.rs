@@ -12,7 +12,8 @@ use tracing::Span;
 
 use crate::answers;
 use crate::config::Config;
-use crate::model::{Calls, Request, Response};
+use crate::message::{McpRequest, McpResponse};
+use crate::model::Calls;
 use crate::panic::{self, CaughtPanic};
 use crate::render::ErrorRenderer;
 use crate::tasks::TaskMemory;
@@ -43,7 +44,7 @@ pin_project! {
     /// and `R` the renderer.
     pub struct ResponseFuture<F, Req, R>
     where
-        Req: Request,
+        Req: McpRequest,
     {
         #[pin]
         state: State<F>,
@@ -77,7 +78,7 @@ pin_project! {
     }
 }
 
-impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
+impl<F, Req: McpRequest, R> ResponseFuture<F, Req, R> {
     pub(crate) fn running(
         future: F,
         timer: Option<(Timer, Option<Req::Cancellation>)>,
@@ -122,8 +123,8 @@ impl<F, Req: Request, R> ResponseFuture<F, Req, R> {
 impl<F, Req, R, Resp, Error> Future for ResponseFuture<F, Req, R>
 where
     F: Future<Output = Result<Resp, Error>>,
-    Req: Request,
-    Resp: Response<Error>,
+    Req: McpRequest,
+    Resp: McpResponse<Error>,
     R: ErrorRenderer,
 {
     type Output = Result<Resp, Error>;
@@ -204,7 +205,7 @@ fn drop_inner_future<F, R>(state: Pin<&mut State<F>>, config: &Config<R>) {
     }
 }
 
-impl<F, Req: Request, R> std::fmt::Debug for ResponseFuture<F, Req, R> {
+impl<F, Req: McpRequest, R> std::fmt::Debug for ResponseFuture<F, Req, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }

@@ -10,14 +10,15 @@ use crate::config::Config;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::service::ToolErrors;
 use crate::tasks::TaskMemory;
+use crate::telemetry::ToolNames;
 
 /// Wraps a service in [`ToolErrors`]: tool errors are rewrapped for the model and
 /// panics become answers.
 ///
 /// Cheap to clone: it holds the renderer, a few flags and values, and shares
 /// what is not a plain value (the per-tool timeouts, a
-/// [`redact_with`](Self::redact_with) closure, the memory of tasks) behind
-/// `Arc`s. It is not `Copy`.
+/// [`redact_with`](Self::redact_with) closure, the memory of tasks, the tool
+/// names its metric records) behind `Arc`s. It is not `Copy`.
 ///
 /// Every service this layer builds, and every service built by a clone of it,
 /// shares one memory of task-augmented calls: a task created through one
@@ -39,6 +40,8 @@ use crate::tasks::TaskMemory;
 pub struct ToolErrorLayer<R = Llmxml> {
     config: Config<R>,
     tasks: TaskMemory,
+    /// The tool names the metric records, shared like the memory of tasks.
+    tool_names: ToolNames,
 }
 
 impl ToolErrorLayer {
@@ -162,15 +165,17 @@ impl<R> ToolErrorLayer<R> {
     }
 
     /// Remembers at most `max` task-augmented calls (default 1024); past it,
-    /// a new task pushes out the oldest, whose result then reaches the client
-    /// as the tool made it.
+    /// a new task pushes out the least recently used (created, or its result
+    /// delivered), whose result then reaches the client as the tool made it.
     ///
     /// A remembered task's result is rewrapped on every delivery (`tasks/get`
-    /// retried, `tasks/result` after `tasks/get`) until the task is forgotten:
-    /// when it fails or is cancelled, once its time to live (`ttlMs`) has
-    /// passed, or when newer tasks push it out. The bound matters for clients
-    /// that create tasks faster than their TTLs expire. `0` remembers none, so
-    /// no task result is rewrapped.
+    /// retried, `tasks/result` after a `tasks/get` that said `failed` or
+    /// `completed`, repeated) until the task is forgotten: once its time to
+    /// live (`ttlMs`) has passed, or when newer tasks push it out. No status
+    /// and no error answering a poll forgets it. The bound matters for clients
+    /// that create tasks faster than their TTLs expire; the panics of task
+    /// operations waiting for their delivery are bounded alike. `0` remembers
+    /// none, so no task result is rewrapped.
     ///
     /// This gives the layer a new, empty memory: call it before cloning the
     /// layer, so that every clone shares it.
@@ -209,7 +214,8 @@ impl<R> ToolErrorLayer<R> {
     /// it was rendering for is answered with the built-in
     /// [`render_error`](crate::render_error)`(tool, "The tool failed and its
     /// error could not be rendered. The details are in the server log.")`, and
-    /// the panic is logged like any other.
+    /// the panic is logged by its location, its payload withheld (it may quote
+    /// the text being rendered).
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;
@@ -228,6 +234,7 @@ impl<R> ToolErrorLayer<R> {
                 network_transport: self.config.network_transport,
             },
             tasks: self.tasks,
+            tool_names: self.tool_names,
         }
     }
 }
@@ -247,6 +254,11 @@ impl<S, R: Clone> Layer<S> for ToolErrorLayer<R> {
     fn layer(&self, inner: S) -> Self::Service {
         // One memory per layer value: a task created through one service is
         // recognised when another service of the same layer delivers it.
-        ToolErrors::from_parts(inner, self.config.clone(), self.tasks.clone())
+        ToolErrors::from_parts(
+            inner,
+            self.config.clone(),
+            self.tasks.clone(),
+            self.tool_names.clone(),
+        )
     }
 }

@@ -55,13 +55,15 @@
 //!
 //! # Message types
 //!
+//! [`McpRequest`] and [`McpResponse`] list every message type the layer reads:
+//!
 //! - any `tower::Service` over [`serde_json::Value`] (one JSON-RPC message or a
 //!   batch in, a `Value` or `Option<Value>` out): [`ToolErrorLayer`] or
 //!   [`ServiceBuilderExt::tool_errors`];
 //! - rmcp servers (feature `rmcp`): `ServerHandlerExt::with_tool_errors()`, see
 //!   the `rmcp` module;
 //! - tower-mcp transports (feature `tower-mcp`): `.layer(ToolErrorLayer::new())`,
-//!   see the `tower_mcp` module.
+//!   see [tower-mcp](#tower-mcp-feature-tower-mcp) below.
 //!
 //! # No response on the `Value` path
 //!
@@ -184,9 +186,12 @@
 //!
 //! **Tasks.** A `tools/call` answered with a task handle is remembered (at most
 //! [`ToolErrorLayer::max_remembered_tasks`], 1024 by default), and the task's
-//! `isError` result is rewrapped wherever it is delivered (`tasks/get`, and
-//! `tasks/result` on the JSON path), alike on every delivery, until the task
-//! ends without a result, its TTL passes or newer tasks push it out.
+//! `isError` result is rewrapped wherever it is delivered (`tasks/get` under
+//! `completed` or `failed`, and `tasks/result` on the JSON path), alike on
+//! every delivery, in any order after any poll, until its TTL passes or newer
+//! tasks push it out, least recently used first. No status and no JSON-RPC
+//! error answering a poll forgets a task. One memory per layer value, shared by
+//! every service it builds: build the layer once and apply it to each session.
 //!
 //! **Sanitizing** (opt-in, `ToolErrorLayer::redact_secrets` with the feature
 //! `redact`,
@@ -216,6 +221,7 @@
 //!
 //! Panics are caught with `catch_unwind`. A build with `panic = "abort"` cannot
 //! catch anything, and the default panic hook still prints each panic to stderr.
+#![cfg_attr(feature = "tower-mcp", doc = include_str!("docs/tower_mcp.md"))]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -226,6 +232,7 @@ pub mod future;
 mod json;
 mod layer;
 mod matching;
+mod message;
 mod model;
 mod panic;
 mod render;
@@ -239,12 +246,12 @@ mod tasks;
 pub mod telemetry;
 mod timeout;
 #[cfg(feature = "tower-mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower-mcp")))]
-pub mod tower_mcp;
+mod tower_mcp;
 mod unanswered;
 
 pub use builder::ServiceBuilderExt;
 pub use layer::ToolErrorLayer;
+pub use message::{McpRequest, McpResponse};
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;

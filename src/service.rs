@@ -7,7 +7,7 @@ use tower_service::Service;
 
 use crate::config::Config;
 use crate::future::{ResponseFuture, Shared};
-use crate::model::{Request, Response};
+use crate::message::{McpRequest, McpResponse};
 use crate::panic;
 use crate::render::{ErrorRenderer, Llmxml};
 use crate::tasks::TaskMemory;
@@ -143,8 +143,8 @@ where
 impl<S, Req, R> Service<Req> for ToolErrors<S, R>
 where
     S: Service<Req>,
-    Req: Request,
-    S::Response: Response<S::Error>,
+    Req: McpRequest,
+    S::Response: McpResponse<S::Error>,
     R: ErrorRenderer,
 {
     type Response = S::Response;

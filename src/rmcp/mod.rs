@@ -63,6 +63,39 @@
 //! # }
 //! ```
 //!
+//! # One layer for every session
+//!
+//! A server that makes a handler per session (the factory of rmcp's
+//! `StreamableHttpService`) builds the layer once and applies a clone of it to
+//! each session's handler: the clones share one memory of tasks, so a task
+//! created in one session has its result rewrapped, and the panic of its
+//! operation answered, when another session (or a stateless request) polls it.
+//! `.with_tool_errors()` in the factory would make a new layer, with its own
+//! memory, per session.
+//!
+//! ```no_run
+//! # use mcp_tool_errors::rmcp::ServerHandlerExt;
+//! # use rmcp::model::{ServerCapabilities, ServerConfig};
+//! # #[derive(Clone)]
+//! # struct Deployer;
+//! # impl rmcp::ServerHandler for Deployer {
+//! #     fn get_info(&self) -> ServerConfig {
+//! #         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+//! #     }
+//! # }
+//! use mcp_tool_errors::ToolErrorLayer;
+//! use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+//! use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+//!
+//! let layer = ToolErrorLayer::new();
+//! let service = StreamableHttpService::new(
+//!     move || Ok(Deployer.layer(layer.clone())),
+//!     std::sync::Arc::new(LocalSessionManager::default()),
+//!     StreamableHttpServerConfig::default(),
+//! );
+//! # let _ = service;
+//! ```
+//!
 //! # Errors after a panic
 //!
 //! A panicking `tools/call` is answered with an `isError` result. Any other
@@ -88,7 +121,8 @@
 //! `tasks/get` that delivers it, until the layer forgets the task. Wrap the
 //! operation given to rmcp's `TaskManager::spawn` in [`catch_task_panics`], so
 //! that a panic completes the task with the direct call's answer instead of
-//! leaving it `working`.
+//! leaving it `working`: the panic is kept by the layer in front of the
+//! handler that spawned the task, for that layer's clones to answer.
 //!
 //! rmcp 3.11 runs a tool as a task for a client that declared the extension in
 //! `capabilities.extensions["io.modelcontextprotocol/tasks"]` (its
