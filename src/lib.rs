@@ -221,6 +221,7 @@
 //!
 //! Panics are caught with `catch_unwind`. A build with `panic = "abort"` cannot
 //! catch anything, and the default panic hook still prints each panic to stderr.
+#![doc = include_str!("docs/telemetry.md")]
 #![cfg_attr(feature = "tower-mcp", doc = include_str!("docs/tower_mcp.md"))]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -243,7 +244,7 @@ pub mod rmcp;
 mod sanitize;
 mod service;
 mod tasks;
-pub mod telemetry;
+mod telemetry;
 mod timeout;
 #[cfg(feature = "tower-mcp")]
 mod tower_mcp;
