@@ -35,11 +35,11 @@ use serde_json::Value;
 use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
-use crate::http::client::UpstreamBody;
+use crate::http::decoded::{Decoded, read_as_answer};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::GATHER_TURNS;
-use crate::http::headers::{MediaType, media_type, passed_through};
+use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
@@ -192,25 +192,17 @@ pub(crate) async fn exchange(
             return made_response(answering.failed(failure, false));
         }
     };
-    let status = response.status();
-    if !(status.is_success() || status.is_server_error()) {
+    match read_as_answer(response) {
+        Ok((MediaType::EventStream, response)) => events(response, answering).await,
+        Ok((_, response)) => json_answer(response, answering).await,
         // A 4xx is the transport's or OAuth's, not the tool's.
-        return passed_through(response);
-    }
-    match media_type(response.headers()) {
-        MediaType::EventStream => events(response, answering).await,
-        MediaType::Json => json_answer(response, answering).await,
-        _ if status.is_server_error() => json_answer(response, answering).await,
-        _ => passed_through(response),
+        Err(as_is) => passed_through(as_is),
     }
 }
 
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
-async fn json_answer(
-    response: Response<UpstreamBody>,
-    answering: Answering,
-) -> Response<ProxyBody> {
+async fn json_answer(response: Response<Decoded>, answering: Answering) -> Response<ProxyBody> {
     let (mut parts, body) = response.into_parts();
     let drain = answering.proxy.drain().clone();
     let collected = tokio::select! {
@@ -249,7 +241,7 @@ async fn json_answer(
             }
         }
         _ if parts.status.is_server_error() => {
-            crate::log(&format!("the server answered HTTP {}", parts.status));
+            Failure::log_status(parts.status);
             return made_response(answering.failed(Failure::Status(parts.status), false));
         }
         _ => bytes,
@@ -298,7 +290,7 @@ where
 
 /// The client's event stream: the upstream's events, the answer rewritten
 /// when the layer changes it, or the proxy's answer when none comes.
-struct Events<B = UpstreamBody> {
+struct Events<B = Decoded> {
     /// The upstream's stream; `None` once it is done with.
     body: Option<B>,
     splitter: sse::EventSplitter,

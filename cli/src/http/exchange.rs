@@ -55,10 +55,11 @@ use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::client::UpstreamBody;
+use crate::http::decoded::{Decoded, read_as_answer};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::gather;
-use crate::http::headers::{MediaType, media_type, passed_through};
+use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse, unread};
@@ -190,7 +191,7 @@ enum Delivered {
 #[derive(Debug)]
 struct StreamRest {
     splitter: sse::EventSplitter,
-    body: UpstreamBody,
+    body: Decoded,
 }
 
 fn take(delivered: &Mutex<Delivered>) -> Delivered {
@@ -459,45 +460,33 @@ impl UpstreamCall {
                 return failure.answer(message);
             }
         };
-        let status = response.status();
-        if status.is_success() || status.is_server_error() {
-            match media_type(response.headers()) {
-                MediaType::EventStream => {
-                    return Self::relay_events(
-                        response,
-                        message,
-                        Relayed {
-                            head: self.head,
-                            events: self.events,
-                            delivered: &self.delivered,
-                            to_client: &self.to_client,
-                            untouched: &self.untouched,
-                            answered,
-                        },
-                    )
-                    .await;
-                }
-                MediaType::Json => {
-                    return Self::read_json(response, message, &self.delivered, &self.untouched)
-                        .await;
-                }
-                _ if status.is_server_error() => {
-                    return Self::read_json(response, message, &self.delivered, &self.untouched)
-                        .await;
-                }
-                _ => {}
-            }
-        }
         // A 4xx is the transport's or OAuth's, not the tool's; the client gets
         // it as it is, and so anything else that is no answer.
-        let _ = self.head.send(Head::PassThrough(response));
-        std::future::pending().await
+        let (media_type, response) = match read_as_answer(response) {
+            Ok(answer) => answer,
+            Err(as_is) => {
+                let _ = self.head.send(Head::PassThrough(as_is));
+                return std::future::pending().await;
+            }
+        };
+        if media_type == MediaType::EventStream {
+            let relayed = Relayed {
+                head: self.head,
+                events: self.events,
+                delivered: &self.delivered,
+                to_client: &self.to_client,
+                untouched: &self.untouched,
+                answered,
+            };
+            return Self::relay_events(response, message, relayed).await;
+        }
+        Self::read_json(response, message, &self.delivered, &self.untouched).await
     }
 
     /// A body read whole: a JSON-RPC answer goes through the layer; a 5xx
     /// without one becomes a [`Failure`]; any other body passes as it is.
     async fn read_json(
-        response: Response<UpstreamBody>,
+        response: Response<Decoded>,
         message: &Value,
         delivered: &Mutex<Delivered>,
         untouched: &Untouched,
@@ -533,7 +522,7 @@ impl UpstreamCall {
                 answer
             }
             _ if parts.status.is_server_error() => {
-                crate::log(&format!("the server answered HTTP {}", parts.status));
+                Failure::log_status(parts.status);
                 put(delivered, Delivered::Made);
                 Failure::Status(parts.status).answer(message)
             }
@@ -547,7 +536,7 @@ impl UpstreamCall {
     /// Relays the events before the answer to the client as they arrive;
     /// resolves with the answer's message.
     async fn relay_events(
-        response: Response<UpstreamBody>,
+        response: Response<Decoded>,
         message: &Value,
         relayed: Relayed<'_>,
     ) -> Value {

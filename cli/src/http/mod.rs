@@ -23,6 +23,7 @@
 //! none), `gather` (what the upstream sent together goes to the client in one
 //! write), `cancel` (`notifications/cancelled` for what the proxy gives up),
 //! `unread` (answers the proxy could not read, which count as answers),
+//! `decoded` (gzip and deflate answers decoded before the layer reads them),
 //! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
 //! task ids the client sees, which carry what any replica needs), `body`,
 //! `drain` (SIGTERM), `accept` (connections accepted and served), and `workers`
@@ -32,6 +33,7 @@ mod accept;
 mod body;
 mod cancel;
 mod client;
+mod decoded;
 mod direct_call;
 mod drain;
 mod exchange;

@@ -12,7 +12,9 @@
 //! an answer to a call this process did not relay, passes as it is. Events are
 //! relayed as they arrive; an event longer than
 //! [`crate::http::body::MAX_MESSAGE_BYTES`] ends the reading,
-//! and the rest of the stream passes through unread.
+//! and the rest of the stream passes through unread. A stream in `gzip` or
+//! `deflate` is read decoded, and the client gets it decoded
+//! ([`decoded`](crate::http::decoded)); one in another encoding passes as it is.
 
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::client::UpstreamBody;
+use crate::http::decoded::{Decoded, decoded};
 use crate::http::exchange::Answers;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
@@ -48,6 +51,10 @@ pub(crate) fn response(
     let Some(session) = session.filter(|_| is_stream) else {
         return passed_through(response);
     };
+    let response = match decoded(response) {
+        Ok(response) => response,
+        Err(encoded) => return passed_through(encoded),
+    };
     let (mut parts, body) = response.into_parts();
     headers::remove_hop_by_hop(&mut parts.headers);
     let (events, client_body) = ChannelBody::new();
@@ -56,12 +63,7 @@ pub(crate) fn response(
 }
 
 /// Relays the stream event by event, rewriting answers to remembered calls.
-async fn relay(
-    proxy: Arc<Proxy>,
-    session: String,
-    mut body: UpstreamBody,
-    events: mpsc::Sender<Bytes>,
-) {
+async fn relay(proxy: Arc<Proxy>, session: String, mut body: Decoded, events: mpsc::Sender<Bytes>) {
     let mut splitter = sse::EventSplitter::default();
     let to_client = ToClient::outside_exchanges(proxy.known_tasks());
     while let Some(frame) = body.frame().await {
@@ -94,7 +96,7 @@ async fn relay(
 }
 
 /// The rest of the stream, as it comes.
-async fn pass_rest(mut body: UpstreamBody, events: mpsc::Sender<Bytes>) {
+async fn pass_rest(mut body: Decoded, events: mpsc::Sender<Bytes>) {
     while let Some(Ok(frame)) = body.frame().await {
         if let Ok(chunk) = frame.into_data()
             && events.send(chunk).await.is_err()
