@@ -23,7 +23,16 @@
 //! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
 //! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
 //! answer written as the child's bytes), `throttled_log` (logs a child can
-//! cause at any rate), `relay` (the loops), `exit_status` and `signals`.
+//! cause at any rate), `relay` (the loops), `exit_status` and `signals`;
+//! `observability_options` and `telemetry` (the command's log, OTLP export).
+
+/// An event of the command's own log (`telemetry`), at `$level` (`info`,
+/// `warn`, `error`), with `tracing`'s fields and message.
+macro_rules! event {
+    ($level:ident, $($rest:tt)+) => {
+        tracing::$level!(target: crate::telemetry::TARGET, $($rest)+)
+    };
+}
 
 mod child;
 mod client_io;
@@ -39,18 +48,21 @@ mod invalid_params;
 mod layer_request;
 mod lines;
 mod message;
+mod observability_options;
 mod options;
 mod own_answer;
 mod relay;
 mod signals;
 mod splice;
 mod stack;
+mod telemetry;
 mod throttled_log;
 
 use clap::Parser;
 
 fn main() {
     let options = options::Options::parse();
+    telemetry::install(&options.observability);
     let http = options.upstream.clone().zip(options.listen);
     let mut runtime = tokio::runtime::Builder::new_current_thread();
     runtime.enable_all();
@@ -67,7 +79,9 @@ fn main() {
     std::process::exit(code);
 }
 
-/// The wrapper's own messages go to stderr, beside the child's.
+/// A message of the wrapper's own log (stderr, beside the child's), at the
+/// level most of them have: something went wrong. `event!` gives a level and
+/// fields.
 pub(crate) fn log(message: &str) {
-    eprintln!("mcp-tool-errors: {message}");
+    event!(warn, "{message}");
 }

@@ -68,7 +68,7 @@ pub(crate) async fn run(options: Options) -> i32 {
     let mut process = match command.spawn() {
         Ok(process) => process,
         Err(error) => {
-            crate::log(&format!("cannot start `{program}`: {error}"));
+            event!(error, program, %error, "cannot start `{program}`: {error}");
             return exit_status::spawn_failure(&error);
         }
     };
@@ -128,6 +128,14 @@ pub(crate) async fn run(options: Options) -> i32 {
             return 1;
         }
     };
+    if !status.success() {
+        event!(
+            warn,
+            exit_status = describe(status),
+            "the server exited with {}",
+            describe(status)
+        );
+    }
     stack.child_gone(describe(status));
     // Ends when every future of the layer has written its answer.
     stack.all_answered().await;

@@ -19,6 +19,7 @@ mod command_line;
 mod everything;
 mod in_flight;
 mod inspector;
+mod log_format;
 mod python;
 mod scripted;
 mod signals;

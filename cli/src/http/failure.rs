@@ -91,12 +91,23 @@ impl Failure {
     /// (`error`, logged with its sources): no connection, or one that ended
     /// first.
     pub(crate) fn no_response(endpoint: &Uri, error: &UpstreamError) -> Self {
-        crate::log(&format!("no answer from {endpoint}: {}", describe(error)));
+        let described = describe(error);
+        event!(warn, %endpoint, error = %described, "no answer from {endpoint}: {described}");
         if error.is_connect() {
             Self::Unreachable
         } else {
             Self::ClosedBeforeAnswer
         }
+    }
+
+    /// Logs the upstream's answer with a 5xx `status`, which the client gets
+    /// as [`Failure::Status`].
+    pub(crate) fn log_status(status: StatusCode) {
+        event!(
+            warn,
+            status = status.as_u16(),
+            "the server answered HTTP {status}"
+        );
     }
 
     /// The end of a drain came first, which is logged.
