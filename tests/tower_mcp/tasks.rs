@@ -265,8 +265,10 @@ async fn a_final_task_result_is_rewrapped_where_tasks_get_delivers_it() {
     assert_eq!(again, delivered, "every delivery is rewrapped alike");
 }
 
+/// A final task that failed carries a JSON-RPC error, not a tool result: its
+/// answer passes untouched, and the status forgets nothing.
 #[tokio::test]
-async fn a_final_task_that_failed_is_forgotten_and_its_answer_untouched() {
+async fn a_final_task_that_failed_passes_untouched_and_stays_remembered() {
     let failed = |metadata| {
         DetailedTask::failed(
             metadata,
@@ -279,7 +281,7 @@ async fn a_final_task_that_failed_is_forgotten_and_its_answer_untouched() {
     assert_eq!(service.remembered_tasks(), 1);
     let delivered = send(&mut service, get_task(2, "task-7f3a")).await;
     assert_eq!(delivered, send(&mut bare, get_task(2, "task-7f3a")).await);
-    assert_eq!(service.remembered_tasks(), 0);
+    assert_eq!(service.remembered_tasks(), 1);
 }
 
 #[tokio::test]
