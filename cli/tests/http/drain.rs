@@ -217,3 +217,51 @@ async fn connections_waiting_in_the_listen_queue_at_sigterm_are_served() {
     }
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
+
+/// The status of `GET path` on the health listener at `address`.
+async fn probe(address: std::net::SocketAddr, path: &str) -> hyper::StatusCode {
+    let request = hyper::Request::get(path)
+        .header("host", "health")
+        .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+        .unwrap();
+    crate::support::send_to(address, request).await.status()
+}
+
+#[tokio::test]
+async fn readyz_answers_503_from_sigterm_while_a_call_is_in_flight_and_livez_200() {
+    let upstream = Upstream::start(answering(|| Reply::Hang)).await;
+    let admin = crate::support::refused_port().await;
+    let admin_option = admin.to_string();
+    let mut proxy = Proxy::start(
+        &upstream.url(),
+        &["--drain-timeout", "1s", "--admin-listen", &admin_option],
+    )
+    .await;
+    assert_eq!(probe(admin, "/livez").await, 200);
+    assert_eq!(probe(admin, "/readyz").await, 200);
+    assert_eq!(probe(admin, "/mcp").await, 404);
+    let address = proxy.address;
+    let call = tokio::spawn(async move {
+        json(crate::support::post_to(address, &tool_call(7, "deploy"), &[]).await).await
+    });
+    upstream
+        .wait_for(|request| request.json()["method"] == "tools/call")
+        .await;
+    assert_eq!(probe(admin, "/readyz").await, 200);
+
+    proxy.terminate();
+    bounded("/readyz answers 503", async {
+        while probe(admin, "/readyz").await != 503 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    // The call is still waiting for its answer, and the process lives.
+    assert!(!call.is_finished());
+    assert_eq!(probe(admin, "/livez").await, 200);
+    assert_eq!(probe(admin, "/readyz").await, 503);
+
+    let answer = bounded("the tool call's answer", call).await.unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}
