@@ -36,6 +36,8 @@ pub(super) struct Failure {
     /// `mcp_tool_errors.cause`: `tool_error`, `panic`, `timeout`,
     /// `protocol_error` or `service_error`.
     pub(super) cause: &'static str,
+    /// Whether the layer answered because the handler ran out of time.
+    timed_out: bool,
 }
 
 impl Failure {
@@ -50,11 +52,19 @@ impl Failure {
             (Cause::Service, Outcome::ErrorResponse { .. }) => "protocol_error",
             (Cause::Service, Outcome::ServiceError) => "service_error",
         };
-        Some(Self { outcome, cause })
+        Some(Self {
+            outcome,
+            cause,
+            timed_out: cause == "timeout",
+        })
     }
 
-    /// `error.type`: `tool_error`, the JSON-RPC error code, or `_OTHER`.
+    /// `error.type`: `timeout` for the layer's answer to a handler that ran
+    /// out of time, else `tool_error`, the JSON-RPC error code, or `_OTHER`.
     pub(super) fn error_type(&self) -> ErrorType {
+        if self.timed_out {
+            return ErrorType::Timeout;
+        }
         match self.outcome {
             Outcome::ToolError => ErrorType::ToolError,
             Outcome::ErrorResponse { code } => ErrorType::Code(code),
@@ -85,6 +95,7 @@ impl Failure {
 /// The value of `error.type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ErrorType {
+    Timeout,
     ToolError,
     Code(i64),
     Other,
@@ -93,6 +104,7 @@ pub(super) enum ErrorType {
 impl fmt::Display for ErrorType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Timeout => f.write_str("timeout"),
             Self::ToolError => f.write_str("tool_error"),
             Self::Code(code) => write!(f, "{code}"),
             Self::Other => f.write_str("_OTHER"),

@@ -187,6 +187,19 @@ pub(crate) fn assert_tool_error(span: &SpanData, cause: &str) {
     assert_failed(span, true);
 }
 
+/// Asserts that `span` failed as the layer's answer to a call that ran out of
+/// time: `error.type` and the cause both say `timeout`.
+pub(crate) fn assert_timed_out(span: &SpanData) {
+    assert_span(
+        span,
+        &[
+            ("error.type", Some("timeout")),
+            ("mcp_tool_errors.cause", Some("timeout")),
+        ],
+    );
+    assert_failed(span, true);
+}
+
 /// The JSON-RPC error codes that the conventions' server span does not count as
 /// an error of the server: the client sent something wrong.
 pub(crate) const CLIENT_ERROR_CODES: [&str; 5] = ["-32700", "-32600", "-32601", "-32602", "-32002"];

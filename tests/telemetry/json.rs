@@ -11,7 +11,8 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 use crate::answer::respond;
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
-    assert_protocol_error, assert_span, assert_tool_error, exporter, span_named, span_with_id,
+    assert_protocol_error, assert_span, assert_timed_out, assert_tool_error, exporter, span_named,
+    span_with_id,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -205,7 +206,7 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
     assert_eq!(response["result"]["isError"], true);
 
     let span = span_named("tools/call json_weather_hang");
-    assert_tool_error(&span, "timeout");
+    assert_timed_out(&span);
     assert_span(
         &span,
         &[

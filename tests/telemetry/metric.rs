@@ -191,7 +191,7 @@ async fn an_unknown_method_is_timed_with_its_error_code() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_call_the_layer_answers_after_a_timeout_is_timed_as_a_tool_error() {
+async fn a_call_the_layer_answers_after_a_timeout_is_timed_as_a_timeout() {
     // The tool answered once: its name is known to the layer.
     let layer = ToolErrorLayer::new().tool_timeout(Duration::from_secs(5));
     let tool = Some("metric_weather_hang");
@@ -210,9 +210,7 @@ async fn a_call_the_layer_answers_after_a_timeout_is_timed_as_a_tool_error() {
     let (_, points) = duration_points("gen_ai.tool.name", "metric_weather_hang");
     let timed_out = points
         .iter()
-        .filter(|point| {
-            attributes(point).get("error.type").map(String::as_str) == Some("tool_error")
-        })
+        .filter(|point| attributes(point).get("error.type").map(String::as_str) == Some("timeout"))
         .count();
     assert_eq!(timed_out, 1, "{points:#?}");
 }

@@ -16,7 +16,7 @@ use rmcp::{RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_route
 
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
-    assert_protocol_error, assert_span, assert_tool_error, exporter, span_named,
+    assert_protocol_error, assert_span, assert_timed_out, assert_tool_error, exporter, span_named,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -192,7 +192,7 @@ async fn a_timeout_is_a_failed_span_whose_cause_is_timeout() {
     assert_eq!(result.is_error, Some(true));
 
     let span = span_named("tools/call rmcp_hang");
-    assert_tool_error(&span, "timeout");
+    assert_timed_out(&span);
     assert_span(&span, &[("gen_ai.tool.name", Some("rmcp_hang"))]);
     assert_no_attribute_holds(&span, &[ARGUMENT]);
     assert_logged(&span, "tool call timed out");
