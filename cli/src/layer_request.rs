@@ -21,7 +21,8 @@ pub(crate) enum LayerRequest {
         method: Method,
         name: Option<Box<str>>,
     },
-    /// A batch, read whole.
+    /// A batch, read whole; or a request whose span is exported, with what
+    /// the span reads of it ([`LayerRequest::traced`]).
     Whole(Value),
 }
 
@@ -103,6 +104,24 @@ impl LayerRequest {
         }
     }
 
+    /// The request as the layer reads it when its span is exported: through
+    /// the layer when it is sent, its answer read whatever it holds, so that
+    /// every request has its span and its duration; with the trace context of
+    /// its `line` (`params._meta.traceparent` and `tracestate`), which the
+    /// span continues.
+    pub(crate) fn traced(self, line: &[u8]) -> Self {
+        match self {
+            Self::Single { .. } => {
+                let mut value = self.into_value();
+                if let Some(context) = trace_context(line) {
+                    value["params"]["_meta"] = context;
+                }
+                Self::Whole(value)
+            }
+            batch @ Self::Whole(_) => batch,
+        }
+    }
+
     /// Whether the layer (or the `-32602` conversion, when `invalid_params`
     /// is on) may change the answer whose envelope is `answer`.
     pub(crate) fn may_change(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
@@ -111,6 +130,19 @@ impl LayerRequest {
             Self::Whole(_) => true,
         }
     }
+}
+
+/// The W3C trace context in a request's `params._meta`, when it has one: the
+/// line is read whole only when it names a `traceparent`.
+fn trace_context(line: &[u8]) -> Option<Value> {
+    memchr::memmem::find(line, b"traceparent")?;
+    let request: Value = serde_json::from_slice(line).ok()?;
+    let meta = request.get("params")?.get("_meta")?.as_object()?;
+    let context: serde_json::Map<String, Value> = ["traceparent", "tracestate"]
+        .into_iter()
+        .filter_map(|key| Some((key.to_owned(), meta.get(key)?.clone())))
+        .collect();
+    (!context.is_empty()).then_some(Value::Object(context))
 }
 
 #[cfg(test)]
@@ -159,6 +191,37 @@ mod tests {
         );
         assert!(!request("ping").may_change(&tool_error, true));
         assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
+    }
+
+    #[test]
+    fn a_traced_request_carries_its_trace_context_and_is_read_whole() {
+        let line = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","#,
+            r#""arguments":{},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","progressToken":3}}}"#
+        );
+        let LayerRequest::Whole(value) = LayerRequest::single(fields(line)).traced(line.as_bytes())
+        else {
+            panic!("a traced request is read whole");
+        };
+        assert_eq!(
+            value,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "t",
+                "_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+            }})
+        );
+        let plain = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+        let LayerRequest::Whole(value) =
+            LayerRequest::single(fields(plain)).traced(plain.as_bytes())
+        else {
+            panic!("a traced request is read whole");
+        };
+        assert_eq!(
+            value,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {}})
+        );
+        let success = fields(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+        assert!(LayerRequest::Whole(value).may_change(&success, false));
     }
 
     #[test]

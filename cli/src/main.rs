@@ -62,7 +62,7 @@ use clap::Parser;
 
 fn main() {
     let options = options::Options::parse();
-    telemetry::install(&options.observability);
+    let telemetry = telemetry::install(&options.observability);
     let http = options.upstream.clone().zip(options.listen);
     let mut runtime = tokio::runtime::Builder::new_current_thread();
     runtime.enable_all();
@@ -72,8 +72,10 @@ fn main() {
     let runtime = runtime.build().expect("the runtime starts");
     let code = match http {
         Some((upstream, listen)) => runtime.block_on(http::run(&options, upstream, listen)),
-        None => runtime.block_on(relay::run(options)),
+        None => runtime.block_on(relay::run(options, telemetry.traced())),
     };
+    // Outside the runtime: the exporters' threads send what is left.
+    telemetry.flush();
     // Not dropping the runtime: a blocking read of stdin may still be waiting,
     // and the answers are written and flushed already.
     std::process::exit(code);

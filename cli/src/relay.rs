@@ -36,8 +36,9 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// stdin (`Child::send_cancellations`), which leaves the others for the client.
 pub(crate) const BLOCKING_THREADS: usize = 4;
 
-/// Runs the child until it exits; returns the wrapper's exit status.
-pub(crate) async fn run(options: Options) -> i32 {
+/// Runs the child until it exits; returns the wrapper's exit status. With
+/// `traced`, every request goes through the layer, which records its span.
+pub(crate) async fn run(options: Options, traced: bool) -> i32 {
     let (program, arguments) = options
         .command
         .split_first()
@@ -91,6 +92,7 @@ pub(crate) async fn run(options: Options) -> i32 {
                 tokio::runtime::Handle::current(),
                 child.clone(),
                 output.clone(),
+                traced,
             ));
             let (reader_done, reader_seen) = oneshot::channel();
             let (client_closed, client_seen) = oneshot::channel();

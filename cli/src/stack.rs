@@ -17,6 +17,10 @@
 //! an answer to `tools/list` and an error answering a `tools/call`); every
 //! other answer is written as the child's bytes, unparsed, as the layer would
 //! have left it. The layer over an answer at hand is ready at its first poll.
+//!
+//! When request spans are exported (`telemetry`), every request goes through
+//! the layer when it is sent and its answer is read, so that each has its
+//! span, its duration and the client's trace context.
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -50,6 +54,9 @@ pub(crate) struct Stack {
     child: Arc<Child>,
     output: Arc<ClientOutput>,
     answering: Arc<Answering>,
+    /// Whether request spans are exported: then every request goes through
+    /// the layer when it is sent ([`LayerRequest::traced`]).
+    traced: bool,
 }
 
 impl Stack {
@@ -58,6 +65,7 @@ impl Stack {
         runtime: tokio::runtime::Handle,
         child: Arc<Child>,
         output: Arc<ClientOutput>,
+        traced: bool,
     ) -> Self {
         Self {
             // Spans say what carries the session: the child's stdio pipes.
@@ -68,6 +76,7 @@ impl Stack {
             child,
             output,
             answering: Arc::default(),
+            traced,
         }
     }
 
@@ -80,7 +89,8 @@ impl Stack {
     }
 
     /// Whether the layer's future holds a timer for `request`, or it is a
-    /// batch: it goes through the layer when it is sent.
+    /// batch or a request whose span is exported: it goes through the layer
+    /// when it is sent.
     fn through_the_layer_when_sent(&self, request: &LayerRequest) -> bool {
         match request {
             LayerRequest::Single { method, name, .. } => {
@@ -103,6 +113,11 @@ impl Stack {
         requests: Vec<(Value, bool)>,
         batch: bool,
     ) {
+        let request = if self.traced {
+            request.traced(line)
+        } else {
+            request
+        };
         let (answer, awaited) = if self.through_the_layer_when_sent(&request) {
             let (sender, receiver) = oneshot::channel();
             let settled = Arc::new(AtomicBool::new(false));

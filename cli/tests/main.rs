@@ -20,6 +20,8 @@ mod everything;
 mod in_flight;
 mod inspector;
 mod log_format;
+mod otlp;
+mod otlp_receiver;
 mod python;
 mod scripted;
 mod signals;

@@ -1,13 +1,18 @@
 //! What the command tells an operator: its own log on stderr (`log`), with the
 //! library's events in the same lines and `RUST_LOG` filtering both, and, when
-//! an OTLP endpoint is configured, the library's request spans and its
-//! duration metric exported (`otlp`).
+//! an OTLP endpoint is configured (`otlp`), the library's request spans and
+//! its duration metric, exported over HTTP (`http_client`).
 //!
-//! The log's layer sees events only: a span the library opens per request
+//! The log's layer sees events only: the span the library opens per request
 //! is enabled (and paid for) only when it is exported.
 
+mod http_client;
 mod log;
+mod otlp;
 
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing::level_filters::LevelFilter;
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -17,9 +22,53 @@ use crate::observability_options::ObservabilityOptions;
 /// library's (`mcp_tool_errors`): `RUST_LOG=mcp_tool_errors_cli=warn`.
 pub(crate) const TARGET: &str = "mcp_tool_errors_cli";
 
-/// Installs the process's subscriber.
-pub(crate) fn install(options: &ObservabilityOptions) {
-    let subscriber = tracing_subscriber::registry().with(log::layer(options.log_format));
+/// What is exported, until it is flushed at exit.
+#[derive(Debug)]
+pub(crate) struct Telemetry {
+    export: otlp::Export,
+    traced: bool,
+}
+
+impl Telemetry {
+    /// Whether request spans are exported: then every request goes through
+    /// the layer, which records its span.
+    pub(crate) fn traced(&self) -> bool {
+        self.traced
+    }
+
+    /// Exports the spans and metric points left (the last requests', the
+    /// drain's), waiting a few seconds at most.
+    pub(crate) fn flush(self) {
+        self.export.shut_down();
+    }
+}
+
+/// Installs the process's subscriber, and the exporters the environment asks
+/// for.
+pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
+    let (export, problems) = otlp::Export::from_env();
+    let tracer = export.tracer();
+    let traced = tracer.is_some();
+    let spans = tracer.map(|tracer| {
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_filter(LevelFilter::INFO)
+    });
+    let subscriber = tracing_subscriber::registry()
+        .with(spans)
+        .with(log::layer(options.log_format));
     // Only the first installation counts (a test's runs, say).
     let _ = subscriber.try_init();
+    for problem in problems {
+        event!(error, "{problem}");
+    }
+    if traced {
+        // The library continues a client's trace from `params._meta`.
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    }
+    if let Some(meters) = export.meter_provider() {
+        // Before the first request, which makes the library's instrument.
+        opentelemetry::global::set_meter_provider(meters);
+    }
+    Telemetry { export, traced }
 }
