@@ -14,8 +14,8 @@ pub(crate) enum LayerRequest {
     /// One request: its id, its method, and its `params.name` (a
     /// `tools/call`'s tool) or `params.taskId` (a `tasks/get`'s or
     /// `tasks/result`'s task): what the layer reads of a request (its
-    /// telemetry reads `params._meta` too, which the command, recording no
-    /// spans, leaves out).
+    /// telemetry reads `params._meta` too, which [`LayerRequest::traced`]
+    /// adds when spans are exported).
     Single {
         id: Value,
         method: Method,

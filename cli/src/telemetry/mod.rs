@@ -1,7 +1,8 @@
 //! What the command tells an operator: its own log on stderr (`log`), with the
 //! library's events in the same lines and `RUST_LOG` filtering both, and, when
 //! an OTLP endpoint is configured (`otlp`), the library's request spans and
-//! its duration metric, exported over HTTP (`http_client`).
+//! its duration metric, exported over HTTP (`http_client`), each request in
+//! the client's trace (`propagation`).
 //!
 //! The log's layer sees events only: the span the library opens per request
 //! is enabled (and paid for) only when it is exported.
@@ -9,6 +10,9 @@
 mod http_client;
 mod log;
 mod otlp;
+mod propagation;
+
+pub(crate) use propagation::{header_trace_context, spans_exported};
 
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::level_filters::LevelFilter;
@@ -63,6 +67,7 @@ pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
         event!(error, "{problem}");
     }
     if traced {
+        propagation::set_spans_exported();
         // The library continues a client's trace from `params._meta`.
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     }

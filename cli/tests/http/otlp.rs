@@ -1,0 +1,121 @@
+//! OTLP export in the HTTP mode, to a receiver in the test: the spans of a
+//! success (the direct path's included), a tool error and an unreachable
+//! upstream, with `network.transport` `tcp`; the client's trace continued from
+//! `params._meta` and from the `traceparent` header; flushed at the drain's
+//! end.
+
+#[allow(dead_code)]
+#[path = "../otlp_receiver.rs"]
+mod otlp_receiver;
+
+use opentelemetry_proto::tonic::trace::v1::{Span, status};
+use otlp_receiver::{Receiver, string};
+
+use crate::support::{Proxy, Reply, Upstream, error_result, json, refused_port, tool_call};
+
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_ID: &str = "00f067aa0ba902b7";
+const HEADER_TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+const HEADER_PARENT_ID: &str = "b7ad6b7169203331";
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn spans_named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+    spans.iter().filter(|span| span.name == name).collect()
+}
+
+fn is_error(span: &Span) -> bool {
+    span.status
+        .as_ref()
+        .is_some_and(|status| status.code == status::StatusCode::Error as i32)
+}
+
+/// An upstream whose tool `ok` succeeds and `fail` answers a tool error.
+async fn upstream() -> Upstream {
+    Upstream::start(|request| {
+        let id = request.json()["id"].as_u64().unwrap_or_default();
+        match request.json()["params"]["name"].as_str() {
+            Some("fail") => Reply::json(&error_result(id, "disk full")),
+            _ => Reply::json(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"fine"}}]}}}}"#
+            )),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_the_clients_trace() {
+    let receiver = Receiver::start().await;
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())];
+    let env: Vec<(&str, &str)> = env
+        .iter()
+        .map(|(key, value)| (*key, value.as_str()))
+        .collect();
+    let upstream = upstream().await;
+    let mut proxy = Proxy::start_with_env(&upstream.url(), &[], &env).await;
+
+    let in_meta = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"ok","_meta":{{"traceparent":"00-{TRACE_ID}-{PARENT_ID}-01"}}}}}}"#
+    );
+    let answer = json(proxy.post(&in_meta, &[]).await).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "fine");
+    let header = format!("00-{HEADER_TRACE_ID}-{HEADER_PARENT_ID}-01");
+    json(
+        proxy
+            .post(&tool_call(2, "ok"), &[("traceparent", &header)])
+            .await,
+    )
+    .await;
+    let answer = json(proxy.post(&tool_call(3, "fail"), &[]).await).await;
+    assert_eq!(answer["result"]["isError"], true);
+    proxy.terminate();
+    assert_eq!(proxy.exited().await.code(), Some(0));
+
+    let unreachable = format!("http://{}/mcp", refused_port().await);
+    let mut proxy = Proxy::start_with_env(&unreachable, &[], &env).await;
+    let answer = json(proxy.post(&tool_call(4, "ok"), &[]).await).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    proxy.terminate();
+    assert_eq!(proxy.exited().await.code(), Some(0));
+
+    let spans = receiver.spans();
+    let ok = spans_named(&spans, "tools/call ok");
+    assert_eq!(ok.len(), 3, "{spans:?}");
+    let id = |span: &Span| string(&span.attributes, "jsonrpc.request.id");
+    let by_id = |wanted: &str| {
+        *ok.iter()
+            .find(|span| id(span).as_deref() == Some(wanted))
+            .unwrap_or_else(|| panic!("no span of request {wanted}: {spans:?}"))
+    };
+    let in_meta = by_id("1");
+    assert_eq!(hex(&in_meta.trace_id), TRACE_ID);
+    assert_eq!(hex(&in_meta.parent_span_id), PARENT_ID);
+    assert!(!is_error(in_meta));
+    let from_header = by_id("2");
+    assert_eq!(hex(&from_header.trace_id), HEADER_TRACE_ID);
+    assert_eq!(hex(&from_header.parent_span_id), HEADER_PARENT_ID);
+    let unreachable = by_id("4");
+    assert!(is_error(unreachable), "{unreachable:?}");
+    assert!(string(&unreachable.attributes, "error.type").is_some());
+    let fail = spans_named(&spans, "tools/call fail");
+    assert_eq!(fail.len(), 1, "{spans:?}");
+    assert_eq!(
+        string(&fail[0].attributes, "error.type").as_deref(),
+        Some("tool_error")
+    );
+    for span in &spans {
+        assert_eq!(
+            string(&span.attributes, "network.transport").as_deref(),
+            Some("tcp")
+        );
+    }
+    let points: u64 = receiver
+        .histogram_counts("mcp.server.operation.duration", "error.type")
+        .iter()
+        .map(|(_, count)| count)
+        .sum();
+    assert_eq!(points, 4);
+}
