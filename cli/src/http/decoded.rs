@@ -18,7 +18,8 @@
 //! before it is held whole; a compressed body that decodes to nothing for
 //! more than [`MAX_MESSAGE_BYTES`] is cut.
 //!
-//! A body that is not encoded is read as it comes: no decoder is made for it.
+//! A body that is not encoded is read as it comes: it is not wrapped, and no
+//! decoder is made for it; the cost is one lookup of `Content-Encoding`.
 
 use std::io::Write;
 use std::pin::Pin;
@@ -27,7 +28,7 @@ use std::task::{Context, Poll, ready};
 
 use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 use hyper::Response;
-use hyper::body::{Body, Bytes, Frame, SizeHint};
+use hyper::body::{Body, Bytes, Frame};
 use hyper::header::{self, HeaderMap, HeaderName};
 
 use crate::http::body::MAX_MESSAGE_BYTES;
@@ -36,59 +37,54 @@ use crate::http::headers::{MediaType, media_type};
 use crate::http::unread::log_throttled;
 use crate::throttled_log::ThrottledLog;
 
-/// The upstream's response to a request at the endpoint, when it is an answer
-/// the proxy reads (a 2xx or 5xx in JSON or as an event stream, or any other
-/// 5xx, which may hold one): its media type, and its body [`decoded`]. `Err`
-/// with the response as it is for anything else (a 4xx, a redirect, another
-/// type, an encoding the proxy does not decode), which the client gets as it
-/// is.
-#[expect(
-    clippy::result_large_err,
-    reason = "a response is moved once, either way; boxing it would cost an allocation"
-)]
-pub(crate) fn read_as_answer(
-    response: Response<UpstreamBody>,
-) -> Result<(MediaType, Response<Decoded>), Response<UpstreamBody>> {
+/// The media type of the upstream's response to a request at the endpoint,
+/// when it is an answer the proxy reads: a 2xx or 5xx in JSON or as an event
+/// stream, or any other 5xx, which may hold one. `None` for anything else (a
+/// 4xx, a redirect, another type), which the client gets as it is.
+pub(crate) fn answer_type<B>(response: &Response<B>) -> Option<MediaType> {
     let status = response.status();
     let media_type = media_type(response.headers());
     let is_answer = match media_type {
         MediaType::EventStream | MediaType::Json => status.is_success() || status.is_server_error(),
         MediaType::Other => status.is_server_error(),
     };
-    if !is_answer {
-        return Err(response);
-    }
-    decoded(response).map(|response| (media_type, response))
+    is_answer.then_some(media_type)
 }
 
-/// The upstream's response as the proxy reads it: a `gzip` or `deflate` body
-/// decoded, the headers that described the encoded bytes removed; `Err` with
-/// the response untouched when its body is in an encoding the proxy does not
-/// decode (logged), for the client to get as it is.
-#[expect(
-    clippy::result_large_err,
-    reason = "a response is moved once, either way; boxing it would cost an allocation"
-)]
-pub(crate) fn decoded(
-    response: Response<UpstreamBody>,
-) -> Result<Response<Decoded>, Response<UpstreamBody>> {
-    let coding = match coding(response.headers()) {
-        Coding::Identity => None,
-        Coding::Gzip => Some(Format::Gzip),
-        Coding::Deflate => Some(Format::Deflate),
+/// How the proxy reads a body, by its `Content-Encoding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Not encoded: read as it comes, with no decoder.
+    Identity,
+    /// Read [`decoded`].
+    Decoded(Format),
+    /// In an encoding the proxy does not decode (logged): not read.
+    Other,
+}
+
+/// How the proxy reads a body sent with `headers`; an encoding it does not
+/// decode is logged.
+pub(crate) fn encoding(headers: &HeaderMap) -> Encoding {
+    match coding(headers) {
+        Coding::Identity => Encoding::Identity,
+        Coding::Gzip => Encoding::Decoded(Format::Gzip),
+        Coding::Deflate => Encoding::Decoded(Format::Deflate),
         Coding::Other => {
-            log_other_encoding(response.headers());
-            return Err(response);
-        }
-    };
-    let (mut parts, body) = response.into_parts();
-    if coding.is_some() {
-        for name in ENCODED_ONLY {
-            parts.headers.remove(name);
+            log_other_encoding(headers);
+            Encoding::Other
         }
     }
-    let decoder = coding.map(|format| Box::new(Decoder::new(format)));
-    Ok(Response::from_parts(parts, Decoded { body, decoder }))
+}
+
+/// `response`, its body decoded from `format`, without the headers that
+/// described the encoded bytes.
+pub(crate) fn decoded<B>(response: Response<B>, format: Format) -> Response<Decoded<B>> {
+    let (mut parts, body) = response.into_parts();
+    for name in ENCODED_ONLY {
+        parts.headers.remove(name);
+    }
+    let decoder = Box::new(Decoder::new(format));
+    Response::from_parts(parts, Decoded { body, decoder })
 }
 
 /// The headers that describe the encoded bytes, which a decoded body no
@@ -114,11 +110,16 @@ enum Coding {
 }
 
 fn coding(headers: &HeaderMap) -> Coding {
-    let mut values = headers.get_all(header::CONTENT_ENCODING).iter();
-    let Some(value) = values.next() else {
+    // One lookup for the answers that hold none, nearly all.
+    let Some(value) = headers.get(header::CONTENT_ENCODING) else {
         return Coding::Identity;
     };
-    if values.next().is_some() {
+    if headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
         return Coding::Other;
     }
     let value = value.as_bytes().trim_ascii();
@@ -154,12 +155,11 @@ fn log_other_encoding(headers: &HeaderMap) {
 /// begins.
 const OTHER_ENCODING: &str = "an answer in a Content-Encoding the proxy does not decode";
 
-/// An upstream's response body as the proxy reads it: as it comes, or decoded.
+/// An upstream's response body, decoded.
 #[derive(Debug)]
 pub(crate) struct Decoded<B = UpstreamBody> {
     body: B,
-    /// `None` for a body that is not encoded.
-    decoder: Option<Box<Decoder>>,
+    decoder: Box<Decoder>,
 }
 
 impl<B> Body for Decoded<B>
@@ -173,11 +173,7 @@ where
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, ReadError>>> {
-        let this = &mut *self;
-        let Some(decoder) = this.decoder.as_mut() else {
-            let frame = ready!(Pin::new(&mut this.body).poll_frame(cx));
-            return Poll::Ready(frame.map(|frame| frame.map_err(ReadError::Upstream)));
-        };
+        let Self { body, decoder } = &mut *self;
         loop {
             match decoder.next() {
                 Ok(Some(bytes)) => return Poll::Ready(Some(Ok(Frame::data(bytes)))),
@@ -185,7 +181,7 @@ where
                 Ok(None) => {}
                 Err(error) => return Poll::Ready(Some(Err(ReadError::Decode(error)))),
             }
-            match ready!(Pin::new(&mut this.body).poll_frame(cx)) {
+            match ready!(Pin::new(&mut *body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         decoder.push(data);
@@ -198,16 +194,48 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        match &self.decoder {
-            None => self.body.is_end_stream(),
-            Some(decoder) => decoder.is_done(),
+        self.decoder.is_done()
+    }
+}
+
+/// A body the proxy read part of and keeps for later, whichever it was: as it
+/// came, or decoded.
+#[derive(Debug)]
+pub(crate) enum ReadBody {
+    AsItCame(UpstreamBody),
+    Decoded(Decoded),
+}
+
+impl From<UpstreamBody> for ReadBody {
+    fn from(body: UpstreamBody) -> Self {
+        Self::AsItCame(body)
+    }
+}
+
+impl From<Decoded> for ReadBody {
+    fn from(body: Decoded) -> Self {
+        Self::Decoded(body)
+    }
+}
+
+impl Body for ReadBody {
+    type Data = Bytes;
+    type Error = ReadError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, ReadError>>> {
+        match self.get_mut() {
+            Self::AsItCame(body) => Pin::new(body).poll_frame(cx).map_err(ReadError::Upstream),
+            Self::Decoded(body) => Pin::new(body).poll_frame(cx),
         }
     }
 
-    fn size_hint(&self) -> SizeHint {
-        match &self.decoder {
-            None => self.body.size_hint(),
-            Some(_) => SizeHint::default(),
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Self::AsItCame(body) => body.is_end_stream(),
+            Self::Decoded(body) => body.is_end_stream(),
         }
     }
 }
@@ -240,8 +268,8 @@ impl std::error::Error for ReadError {
 }
 
 /// The formats the proxy decodes.
-#[derive(Debug, Clone, Copy)]
-enum Format {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
     Gzip,
     Deflate,
 }
@@ -454,7 +482,7 @@ mod tests {
         let frames = frames.iter().map(|frame| Bytes::copy_from_slice(frame));
         let mut body = Decoded {
             body: Frames(frames.collect()),
-            decoder: Some(Box::new(Decoder::new(format))),
+            decoder: Box::new(Decoder::new(format)),
         };
         let mut out = Vec::new();
         while let Some(frame) = body.frame().await {

@@ -35,7 +35,8 @@ use serde_json::Value;
 use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
-use crate::http::decoded::{Decoded, read_as_answer};
+use crate::http::client::UpstreamBody;
+use crate::http::decoded::{Encoding, answer_type, decoded, encoding};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::GATHER_TURNS;
@@ -192,17 +193,44 @@ pub(crate) async fn exchange(
             return made_response(answering.failed(failure, false));
         }
     };
-    match read_as_answer(response) {
-        Ok((MediaType::EventStream, response)) => events(response, answering).await,
-        Ok((_, response)) => json_answer(response, answering).await,
+    let Some(media_type) = answer_type(&response) else {
         // A 4xx is the transport's or OAuth's, not the tool's.
-        Err(as_is) => passed_through(as_is),
+        return passed_through(response);
+    };
+    match (encoding(response.headers()), media_type) {
+        (Encoding::Identity, MediaType::EventStream) => events(response, answering).await,
+        (Encoding::Identity, _) => json_answer(response, answering).await,
+        // Boxed: the future of this rare case does not make every call's larger.
+        (Encoding::Decoded(format), _) => {
+            Box::pin(answer(decoded(response, format), media_type, answering)).await
+        }
+        (Encoding::Other, _) => passed_through(response),
+    }
+}
+
+/// The client's response for the answer `response` holds, decoded.
+async fn answer<B>(
+    response: Response<B>,
+    media_type: MediaType,
+    answering: Answering,
+) -> Response<ProxyBody>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    match media_type {
+        MediaType::EventStream => events(response, answering).await,
+        _ => json_answer(response, answering).await,
     }
 }
 
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
-async fn json_answer(response: Response<Decoded>, answering: Answering) -> Response<ProxyBody> {
+async fn json_answer<B>(response: Response<B>, answering: Answering) -> Response<ProxyBody>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     let (mut parts, body) = response.into_parts();
     let drain = answering.proxy.drain().clone();
     let collected = tokio::select! {
@@ -290,7 +318,7 @@ where
 
 /// The client's event stream: the upstream's events, the answer rewritten
 /// when the layer changes it, or the proxy's answer when none comes.
-struct Events<B = Decoded> {
+struct Events<B = UpstreamBody> {
     /// The upstream's stream; `None` once it is done with.
     body: Option<B>,
     splitter: sse::EventSplitter,

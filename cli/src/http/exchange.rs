@@ -41,7 +41,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::Bytes;
+use hyper::body::{Body, Bytes};
 use hyper::header;
 use hyper::http::response;
 use hyper::{Request, Response};
@@ -55,7 +55,7 @@ use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::client::UpstreamBody;
-use crate::http::decoded::{Decoded, read_as_answer};
+use crate::http::decoded::{Encoding, ReadBody, answer_type, decoded, encoding};
 use crate::http::drain::Phase;
 use crate::http::failure::{Failure, describe, made_response};
 use crate::http::gather::gather;
@@ -191,7 +191,7 @@ enum Delivered {
 #[derive(Debug)]
 struct StreamRest {
     splitter: sse::EventSplitter,
-    body: Decoded,
+    body: ReadBody,
 }
 
 fn take(delivered: &Mutex<Delivered>) -> Delivered {
@@ -461,36 +461,67 @@ impl UpstreamCall {
             }
         };
         // A 4xx is the transport's or OAuth's, not the tool's; the client gets
-        // it as it is, and so anything else that is no answer.
-        let (media_type, response) = match read_as_answer(response) {
-            Ok(answer) => answer,
-            Err(as_is) => {
-                let _ = self.head.send(Head::PassThrough(as_is));
-                return std::future::pending().await;
-            }
+        // it as it is, and so anything else that is no answer, or one in an
+        // encoding the proxy does not decode.
+        let reading =
+            answer_type(&response).map(|media_type| (media_type, encoding(response.headers())));
+        let relayed = Relayed {
+            head: self.head,
+            events: self.events,
+            delivered: &self.delivered,
+            to_client: &self.to_client,
+            untouched: &self.untouched,
+            answered,
         };
+        match reading {
+            Some((MediaType::EventStream, Encoding::Identity)) => {
+                Self::relay_events(response, message, relayed).await
+            }
+            Some((_, Encoding::Identity)) => {
+                Self::read_json(response, message, relayed.delivered, relayed.untouched).await
+            }
+            Some((media_type, Encoding::Decoded(format))) => {
+                let response = decoded(response, format);
+                // Boxed: the future of this rare case does not make every
+                // exchange's larger.
+                Box::pin(Self::read(response, media_type, message, relayed)).await
+            }
+            _ => {
+                let _ = relayed.head.send(Head::PassThrough(response));
+                std::future::pending().await
+            }
+        }
+    }
+
+    /// The answer `response` holds, decoded.
+    async fn read<B>(
+        response: Response<B>,
+        media_type: MediaType,
+        message: &Value,
+        relayed: Relayed<'_>,
+    ) -> Value
+    where
+        B: Body<Data = Bytes> + Into<ReadBody> + Unpin,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
         if media_type == MediaType::EventStream {
-            let relayed = Relayed {
-                head: self.head,
-                events: self.events,
-                delivered: &self.delivered,
-                to_client: &self.to_client,
-                untouched: &self.untouched,
-                answered,
-            };
             return Self::relay_events(response, message, relayed).await;
         }
-        Self::read_json(response, message, &self.delivered, &self.untouched).await
+        Self::read_json(response, message, relayed.delivered, relayed.untouched).await
     }
 
     /// A body read whole: a JSON-RPC answer goes through the layer; a 5xx
     /// without one becomes a [`Failure`]; any other body passes as it is.
-    async fn read_json(
-        response: Response<Decoded>,
+    async fn read_json<B>(
+        response: Response<B>,
         message: &Value,
         delivered: &Mutex<Delivered>,
         untouched: &Untouched,
-    ) -> Value {
+    ) -> Value
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
         let (parts, body) = response.into_parts();
         let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
@@ -535,11 +566,11 @@ impl UpstreamCall {
 
     /// Relays the events before the answer to the client as they arrive;
     /// resolves with the answer's message.
-    async fn relay_events(
-        response: Response<Decoded>,
-        message: &Value,
-        relayed: Relayed<'_>,
-    ) -> Value {
+    async fn relay_events<B>(response: Response<B>, message: &Value, relayed: Relayed<'_>) -> Value
+    where
+        B: Body<Data = Bytes> + Into<ReadBody> + Unpin,
+        B::Error: std::error::Error + 'static,
+    {
         let Relayed {
             head,
             events,
@@ -566,7 +597,10 @@ impl UpstreamCall {
                         read_whole,
                         layer_reads,
                     }) => {
-                        let rest = StreamRest { splitter, body };
+                        let rest = StreamRest {
+                            splitter,
+                            body: body.into(),
+                        };
                         put(
                             delivered,
                             Delivered::Event {
@@ -590,7 +624,10 @@ impl UpstreamCall {
                     return Value::Null;
                 }
                 if ids.is_empty() {
-                    let rest = StreamRest { splitter, body };
+                    let rest = StreamRest {
+                        splitter,
+                        body: body.into(),
+                    };
                     put(delivered, Delivered::PassedUnread { rest });
                     return Value::Null;
                 }

@@ -29,7 +29,7 @@ use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::client::UpstreamBody;
-use crate::http::decoded::{Decoded, decoded};
+use crate::http::decoded::{Encoding, ReadBody, decoded, encoding};
 use crate::http::exchange::Answers;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
@@ -51,9 +51,10 @@ pub(crate) fn response(
     let Some(session) = session.filter(|_| is_stream) else {
         return passed_through(response);
     };
-    let response = match decoded(response) {
-        Ok(response) => response,
-        Err(encoded) => return passed_through(encoded),
+    let response = match encoding(response.headers()) {
+        Encoding::Identity => response.map(ReadBody::from),
+        Encoding::Decoded(format) => decoded(response, format).map(ReadBody::from),
+        Encoding::Other => return passed_through(response),
     };
     let (mut parts, body) = response.into_parts();
     headers::remove_hop_by_hop(&mut parts.headers);
@@ -63,7 +64,12 @@ pub(crate) fn response(
 }
 
 /// Relays the stream event by event, rewriting answers to remembered calls.
-async fn relay(proxy: Arc<Proxy>, session: String, mut body: Decoded, events: mpsc::Sender<Bytes>) {
+async fn relay(
+    proxy: Arc<Proxy>,
+    session: String,
+    mut body: ReadBody,
+    events: mpsc::Sender<Bytes>,
+) {
     let mut splitter = sse::EventSplitter::default();
     let to_client = ToClient::outside_exchanges(proxy.known_tasks());
     while let Some(frame) = body.frame().await {
@@ -96,7 +102,7 @@ async fn relay(proxy: Arc<Proxy>, session: String, mut body: Decoded, events: mp
 }
 
 /// The rest of the stream, as it comes.
-async fn pass_rest(mut body: Decoded, events: mpsc::Sender<Bytes>) {
+async fn pass_rest(mut body: ReadBody, events: mpsc::Sender<Bytes>) {
     while let Some(Ok(frame)) = body.frame().await {
         if let Ok(chunk) = frame.into_data()
             && events.send(chunk).await.is_err()
