@@ -14,6 +14,7 @@ use crate::given_up::GivenUp;
 use crate::id_in_use;
 use crate::layer_request::LayerRequest;
 use crate::message::{Answer, IdKey, id_key};
+use crate::stack::Held;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]
@@ -38,6 +39,9 @@ pub(crate) struct Awaiting {
     /// layer's future (an answer the layer read, or made at a timeout that
     /// fired in the same instant); the other writes nothing.
     pub(crate) settled: Arc<AtomicBool>,
+    /// The layer's future itself, when no task polls it (a request whose span
+    /// is exported, with no timeout): whoever has the answer resolves it.
+    pub(crate) held: Option<Held>,
 }
 
 /// Names one registered request for [`InFlight::cancel`].
@@ -79,12 +83,14 @@ pub(crate) struct InFlight {
     gone: Option<String>,
 }
 
-/// A request not sent: the wrapper's answer to it, and what the layer reads of
-/// it.
+/// A request not sent, or left by a dead child: the wrapper's answer to it,
+/// what the layer reads of it, and the layer's future that holds it, if one
+/// does ([`Awaiting::held`]).
 #[derive(Debug)]
 pub(crate) struct Refused {
     pub(crate) answer: Answer,
     pub(crate) request: LayerRequest,
+    pub(crate) awaiting: Option<Awaiting>,
 }
 
 impl InFlight {
@@ -103,6 +109,7 @@ impl InFlight {
             return Err(Box::new(Refused {
                 answer,
                 request: waiting.request,
+                awaiting: waiting.answer.filter(|awaiting| awaiting.held.is_some()),
             }));
         }
         let ticket = self.next_ticket;
@@ -186,10 +193,11 @@ impl InFlight {
             match waiting.answer {
                 // The receiver may have been dropped this very moment; nothing
                 // waits then.
-                Some(awaiting) => drop(awaiting.answer.send(answer)),
-                None => unawaited.push(Refused {
+                Some(awaiting) if awaiting.held.is_none() => drop(awaiting.answer.send(answer)),
+                awaiting => unawaited.push(Refused {
                     answer,
                     request: waiting.request,
+                    awaiting,
                 }),
             }
         }
@@ -229,6 +237,7 @@ mod tests {
             answer: Some(Awaiting {
                 answer,
                 settled: Arc::default(),
+                held: None,
             }),
         }
     }

@@ -20,10 +20,13 @@
 //!
 //! When request spans are exported (`telemetry`), every request goes through
 //! the layer when it is sent and its answer is read, so that each has its
-//! span, its duration and the client's trace context.
+//! span, its duration and the client's trace context. The future of a request
+//! no timeout applies to is held with the request, not given to a task: the
+//! thread reading the child resolves it with the answer and writes it, as it
+//! writes an answer at hand, and the runtime is never woken for it.
 
 use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
@@ -113,20 +116,24 @@ impl Stack {
         requests: Vec<(Value, bool)>,
         batch: bool,
     ) {
+        let timed = self.through_the_layer_when_sent(&request);
         let request = if self.traced {
             request.traced(line)
         } else {
             request
         };
-        let (answer, awaited) = if self.through_the_layer_when_sent(&request) {
+        let (answer, awaited) = if timed {
             let (sender, receiver) = oneshot::channel();
             let settled = Arc::new(AtomicBool::new(false));
             let awaiting = Awaiting {
                 answer: sender,
                 settled: settled.clone(),
+                held: None,
             };
             let layer_future = (receiver, request.clone(), settled, self.answering.begin());
             (Some(awaiting), Some(layer_future))
+        } else if self.traced {
+            (Some(self.held(&request)), None)
         } else {
             (None, None)
         };
@@ -146,8 +153,62 @@ impl Stack {
                     self.start(request, awaited, settled, answering);
                 }
             }
-            Err(refused) => {
-                let Refused { answer, request } = *refused;
+            Err(refused) => self.answer_left(*refused),
+        }
+    }
+
+    /// Calls the layer for a request whose span is exported and to which no
+    /// timeout applies: its future, which waits for the answer without a
+    /// timer, is held with the request and resolved by whoever has the
+    /// answer, in that thread ([`Stack::resolve_held`]): no task, no wake-up
+    /// of the runtime. The span and the duration start here.
+    fn held(&self, request: &LayerRequest) -> Awaiting {
+        let (sender, receiver) = oneshot::channel();
+        let child_answer = ChildAnswer::default();
+        let mut service = self.layer.layer(WithChildAnswer::new(
+            self.invalid_params.over(Received(Some(receiver))),
+            child_answer.clone(),
+        ));
+        let future: HeldFuture = match resolved(poll_fn(|cx| service.poll_ready(cx))) {
+            Ok(()) => Box::pin(service.call(request.clone().into_value())),
+            Err(withdrawn) => Box::pin(std::future::ready(Err(withdrawn))),
+        };
+        Awaiting {
+            answer: sender,
+            settled: Arc::default(),
+            held: Some(Held {
+                future,
+                child_answer,
+            }),
+        }
+    }
+
+    /// Writes `answer` through the layer's `held` future, which `sender`
+    /// feeds.
+    fn resolve_held(&self, sender: oneshot::Sender<Answer>, held: Held, answer: Answer) {
+        let _ = sender.send(answer);
+        let value = resolved(held.future).ok().flatten();
+        if let Some(answer) = message::answered(value, &held.child_answer) {
+            self.output.write_answer(answer);
+        }
+    }
+
+    /// Answers a request the wrapper answers itself (an id in use, a child
+    /// gone): through its held future when it has one, else through the layer
+    /// at once.
+    fn answer_left(&self, left: Refused) {
+        let Refused {
+            answer,
+            request,
+            awaiting,
+        } = left;
+        match awaiting {
+            Some(Awaiting {
+                answer: sender,
+                held: Some(held),
+                ..
+            }) => self.resolve_held(sender, held, answer),
+            _ => {
                 if let Some(answer) = self.answer_now(request, answer) {
                     self.output.write_answer(answer);
                 }
@@ -220,6 +281,20 @@ impl Stack {
                 let _ = awaiting.answer.send(Answer::as_is(Vec::new()));
                 return;
             }
+            (
+                true,
+                Some(Awaiting {
+                    answer: sender,
+                    held: Some(held),
+                    ..
+                }),
+            ) => {
+                let answer = match serde_json::from_slice(line) {
+                    Ok(value) => Answer::from_child(line.to_vec(), value),
+                    Err(_) => Answer::as_is(line.to_vec()),
+                };
+                return self.resolve_held(sender, held, answer);
+            }
             (true, awaiting) => {
                 let answer = match serde_json::from_slice(line) {
                     Ok(value) => Answer::from_child(line.to_vec(), value),
@@ -264,9 +339,7 @@ impl Stack {
     /// `status`, and later ones at once. Called last, from the runtime.
     pub(crate) fn child_gone(&self, status: String) {
         for left in self.child.gone(status) {
-            if let Some(answer) = self.answer_now(left.request, left.answer) {
-                self.output.write_answer(answer);
-            }
+            self.answer_left(left);
         }
     }
 
@@ -303,6 +376,41 @@ fn resolved<F: Future>(future: F) -> F::Output {
     match future.poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(output) => output,
         Poll::Pending => unreachable!("the stack over an answer at hand is ready at once"),
+    }
+}
+
+/// The layer's future for one request, held until its answer comes.
+pub(crate) type HeldFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
+
+/// A layer's future held with its request ([`Awaiting::held`]), and where the
+/// child's answer is kept aside while the layer reads it.
+pub(crate) struct Held {
+    future: HeldFuture,
+    child_answer: ChildAnswer,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Held").finish_non_exhaustive()
+    }
+}
+
+/// The innermost service of a held future: the answer, when it is sent.
+#[derive(Debug)]
+struct Received(Option<oneshot::Receiver<Answer>>);
+
+impl Service<Value> for Received {
+    type Response = Answer;
+    type Error = Withdrawn;
+    type Future = Pin<Box<dyn Future<Output = Result<Answer, Withdrawn>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: Value) -> Self::Future {
+        let receiver = self.0.take().expect("one call per request");
+        Box::pin(async move { receiver.await.map_err(|_| Withdrawn) })
     }
 }
 
