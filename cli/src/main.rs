@@ -22,7 +22,8 @@
 //! direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
 //! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
-//! answer written as the child's bytes), `throttled_log` (logs a child can
+//! answer written as the child's bytes), `nested` (JSON of any depth),
+//! `throttled_log` (logs a child can
 //! cause at any rate), `relay` (the loops), `exit_status` and `signals`;
 //! `observability_options` and `telemetry` (the command's log, OTLP export).
 
@@ -48,6 +49,7 @@ mod invalid_params;
 mod layer_request;
 mod lines;
 mod message;
+mod nested;
 mod observability_options;
 mod options;
 mod own_answer;

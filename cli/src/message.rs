@@ -80,7 +80,7 @@ impl Answer {
 
 /// `value` as a line of its own.
 fn serialized(value: &Value) -> Vec<u8> {
-    let mut line = serde_json::to_vec(value).expect("a JSON value serializes");
+    let mut line = crate::nested::to_vec(value);
     line.push(b'\n');
     line
 }

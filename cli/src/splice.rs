@@ -54,7 +54,7 @@ pub(crate) fn rewritten(bytes: &[u8], new: &Value) -> Option<Vec<u8>> {
     match splice(bytes, new) {
         Some(Spliced::Same) => None,
         Some(Spliced::Changed(spliced)) => Some(spliced),
-        None => Some(serde_json::to_vec(new).expect("a JSON value serializes")),
+        None => Some(crate::nested::to_vec(new)),
     }
 }
 
@@ -70,6 +70,18 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn value(&mut self, new: &Value) -> Option<()> {
         let (start, mark) = (self.at, self.out.len());
+        if let Some(kept) = crate::nested::kept_text(new) {
+            // A value read as its text: copied as long as it is the same.
+            self.skip_value()?;
+            let written = &self.bytes[start..self.at];
+            if written == kept.as_bytes() {
+                self.out.extend_from_slice(written);
+            } else {
+                self.out.extend_from_slice(kept.as_bytes());
+                self.changed = true;
+            }
+            return Some(());
+        }
         let walked = match (self.peek()?, new) {
             (b'{', Value::Object(new)) => self.object(new)?,
             (b'[', Value::Array(new)) => self.array(new)?,
@@ -88,7 +100,7 @@ impl Walk<'_> {
             self.at = start;
             self.skip_value()?;
             self.out.truncate(mark);
-            serde_json::to_writer(&mut self.out, new).ok()?;
+            crate::nested::to_writer(&mut self.out, new);
             self.changed = true;
         }
         Some(())

@@ -126,7 +126,7 @@ impl Answering {
         if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
             return None;
         }
-        let answer = Answer::from_child(data.to_vec(), serde_json::from_slice(data).ok()?);
+        let answer = Answer::from_child(data.to_vec(), crate::nested::from_slice(data).ok()?);
         let mut answer = at_hand(
             &self.proxy.layer(),
             invalid_params,

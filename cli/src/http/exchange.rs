@@ -231,7 +231,7 @@ fn json_response(
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
-            made_response(serde_json::to_vec(&answer).expect("a JSON value serializes"))
+            made_response(crate::nested::to_vec(&answer))
         }
     }
 }
@@ -265,7 +265,7 @@ async fn finish_stream(
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
-            let data = serde_json::to_vec(&answer).expect("a JSON value serializes");
+            let data = crate::nested::to_vec(&answer);
             (Some(sse::event(&data)), None)
         }
     };
@@ -547,7 +547,7 @@ impl UpstreamCall {
             put(delivered, Delivered::Raw { parts, bytes });
             return layer_reads;
         }
-        match serde_json::from_slice::<Value>(&bytes) {
+        match crate::nested::from_slice(&bytes) {
             Ok(answer) if !response_ids(&answer).is_empty() => {
                 put(delivered, Delivered::Json { parts, bytes });
                 answer
@@ -712,7 +712,7 @@ fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
         }
         return Found::PassedUnread(cloned(unread::awaited_among(&[&id], ids)));
     }
-    let Ok(message) = serde_json::from_slice::<Value>(data) else {
+    let Ok(message) = crate::nested::from_slice(data) else {
         return Found::PassedUnread(cloned(unread::answered_ids(data, ids)));
     };
     let answer_ids = response_ids(&message);

@@ -118,7 +118,7 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
-    let Ok(answer) = serde_json::from_slice::<Value>(&data) else {
+    let Ok(answer) = crate::nested::from_slice(&data) else {
         return event;
     };
     let Some(tool) = answered_call(&answer).and_then(|id| proxy.seen_calls().tool(session, id))

@@ -12,7 +12,6 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
-use serde_json::Value;
 
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
 use crate::http::direct_call::{self, DirectCall};
@@ -68,7 +67,7 @@ pub(crate) async fn handle(
         let request = Request::from_parts(parts, whole(bytes));
         return Ok(direct_call::exchange(&proxy, request, call).await);
     }
-    let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+    let Ok(mut message) = crate::nested::from_slice(&bytes) else {
         // A body that is no JSON: the server answers it.
         return Ok(forward(&proxy, Request::from_parts(parts, whole(bytes))).await);
     };
@@ -80,7 +79,7 @@ pub(crate) async fn handle(
     } else {
         // Hyper counts the new body.
         parts.headers.remove(header::CONTENT_LENGTH);
-        Bytes::from(serde_json::to_vec(&message).expect("a JSON value serializes"))
+        Bytes::from(crate::nested::to_vec(&message))
     };
     if requests(&message).is_empty() {
         // Notifications and responses to the server's requests pass as

@@ -28,7 +28,7 @@ pub(crate) fn answered_ids<'a>(data: &[u8], awaited: &'a [Value]) -> Vec<&'a Val
         return Vec::new();
     }
     let text = String::from_utf8_lossy(data);
-    let Ok(message) = serde_json::from_str::<Value>(&text) else {
+    let Ok(message) = crate::nested::from_slice(text.as_bytes()) else {
         return Vec::new();
     };
     awaited_among(&response_ids(&message), awaited)

@@ -3,7 +3,7 @@
 //! 127.0.0.1 with ephemeral ports: what passes through (`forwarding`), what is
 //! rewritten (`rewriting`), and the answers when the upstream gives none
 //! (`failures`), event streams as the grammar writes them (`event_grammar`),
-//! answers a server compressed (`compressed`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
+//! answers a server compressed (`compressed`), JSON of any depth (`depth`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
 //! (`invalid_params`), task ids that any replica reads
 //! (`replicas`), SIGTERM's drain (`drain`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
@@ -12,6 +12,7 @@
 
 mod bounds;
 mod compressed;
+mod depth;
 mod drain;
 mod event_grammar;
 mod everything;
