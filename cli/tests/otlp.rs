@@ -118,6 +118,7 @@ async fn spans_and_the_metric_of_a_success_a_tool_error_a_timeout_and_a_crash_ar
         attribute(hang, "mcp_tool_errors.cause").as_deref(),
         Some("timeout")
     );
+    assert_eq!(attribute(hang, "error.type").as_deref(), Some("timeout"));
     assert!(is_error(hang));
     let die = span(&spans, "tools/call die");
     assert!(attribute(die, "error.type").is_some(), "{die:?}");
