@@ -64,6 +64,37 @@ pub(crate) struct Options {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
     pub(crate) drain_timeout: Option<Duration>,
 
+    /// With --upstream: close a client's connection whose request head has
+    /// not come whole DURATION after its first byte (or, for the
+    /// connection's first request, after it connected). Default: 60s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    pub(crate) client_header_timeout: Option<Duration>,
+
+    /// With --upstream: close a client's connection whose request body sends
+    /// nothing for DURATION while it is read. Default: 60s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    pub(crate) client_body_timeout: Option<Duration>,
+
+    /// With --upstream: close a client's connection that reads nothing of
+    /// its answer for DURATION while the proxy has some to write. Default:
+    /// 60s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    pub(crate) client_send_timeout: Option<Duration>,
+
+    /// With --upstream: close a client's kept-alive connection that sends no
+    /// new request for DURATION; keep it longer than the idle timeout of the
+    /// load balancer in front. Default: 75s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    pub(crate) keepalive_timeout: Option<Duration>,
+
+    /// With --upstream: serve at most N client connections at once; a new one
+    /// beyond closes the connection idle longest (one with no request in
+    /// progress). Default: half the file-descriptor limit (raised to its
+    /// hard limit at start) less what the process keeps for itself, so that
+    /// each connection has one to the upstream.
+    #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "upstream", conflicts_with = "command")]
+    pub(crate) max_connections: Option<usize>,
+
     /// The server's command and its arguments: everything from the first
     /// argument that is not an option of this command (or after `--`) is the
     /// server's, options included.
@@ -75,6 +106,9 @@ pub(crate) struct Options {
         trailing_var_arg = true
     )]
     pub(crate) command: Vec<String>,
+
+    #[command(flatten)]
+    pub(crate) observability: crate::observability_options::ObservabilityOptions,
 }
 
 impl Options {
@@ -144,6 +178,15 @@ fn parse_max_error_bytes(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Reads the connection cap of `--max-connections`: 1 or more.
+fn parse_max_connections(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least 1 connection must be served".to_owned()),
+        Ok(connections) => Ok(connections),
+        Err(error) => Err(format!("`{text}` is not a number of connections ({error})")),
+    }
+}
+
 /// Reads `NAME=DURATION`; the name is everything before the last `=`.
 fn parse_tool_timeout(text: &str) -> Result<(String, Duration), String> {
     let (name, duration) = text
@@ -200,6 +243,32 @@ mod tests {
         assert_eq!(parse_max_error_bytes("1"), Ok(1));
         assert!(parse_max_error_bytes("0").is_err());
         assert!(parse_max_error_bytes("-1").is_err());
+    }
+
+    #[test]
+    fn the_connection_cap_is_one_or_more() {
+        assert_eq!(parse_max_connections("1"), Ok(1));
+        assert!(parse_max_connections("0").is_err());
+        assert!(parse_max_connections("many").is_err());
+    }
+
+    #[test]
+    fn the_client_limits_go_with_upstream_only() {
+        let options = http_options(&["--keepalive-timeout", "5s"]);
+        assert_eq!(options.keepalive_timeout, Some(Duration::from_secs(5)));
+        for stdio in [
+            ["--max-connections", "10"],
+            ["--client-header-timeout", "1s"],
+            ["--client-body-timeout", "1s"],
+            ["--client-send-timeout", "1s"],
+            ["--keepalive-timeout", "1s"],
+        ] {
+            let args = ["mcp-tool-errors"]
+                .into_iter()
+                .chain(stdio)
+                .chain(["server"]);
+            assert!(Options::try_parse_from(args).is_err(), "{stdio:?}");
+        }
     }
 
     #[test]

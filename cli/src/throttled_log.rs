@@ -3,7 +3,10 @@
 //! between are counted, and the count is written when the second is over.
 //!
 //! A server that floods its stdout with text would otherwise flood the host's
-//! log with a line of ours for each of its lines.
+//! log with a line of ours for each of its lines; so would, in the HTTP mode,
+//! a flood of connections that cannot be accepted. Where no two lines may
+//! come in one second, the count goes in the next line written
+//! ([`ThrottledLog::event_line`]).
 
 use std::time::Duration;
 
@@ -46,6 +49,38 @@ impl ThrottledLog {
         lines.push(message());
         self.period_end = Some(now + PERIOD);
         lines
+    }
+
+    /// The line to write for one event at `now`, never more than one a
+    /// second: `message()` if no line was written in the last second, with
+    /// the count of those not shown since the last one after it; nothing
+    /// otherwise.
+    pub(crate) fn event_line(
+        &mut self,
+        now: Instant,
+        message: impl FnOnce() -> String,
+    ) -> Option<String> {
+        if self.period_end.is_some_and(|end| now < end) {
+            self.suppressed += 1;
+            return None;
+        }
+        self.period_end = Some(now + PERIOD);
+        let line = message();
+        Some(match std::mem::take(&mut self.suppressed) {
+            0 => line,
+            suppressed => format!("{line} ({suppressed} more, not shown)"),
+        })
+    }
+
+    /// The count of the lines not shown, once the second of the last line
+    /// written is over (nothing before, nor when none was suppressed): a line
+    /// that starts a second of its own, like any other.
+    pub(crate) fn due_count_line(&mut self, now: Instant) -> Option<String> {
+        if self.suppressed == 0 || self.period_end.is_some_and(|end| now < end) {
+            return None;
+        }
+        self.period_end = Some(now + PERIOD);
+        self.count()
     }
 
     /// When the count of suppressed lines is due: the end of the period, if a
@@ -92,6 +127,36 @@ mod tests {
                 "event: 2857 more, not shown",
                 "event 8574",
                 "event: 1425 more, not shown",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_line_a_second_carries_the_count_of_those_not_shown() {
+        let mut log = ThrottledLog::new("event");
+        let start = Instant::now();
+        let mut written = Vec::new();
+        // 10,000 events spread over 3.5 s, then the count, due.
+        for n in 0..10_000u64 {
+            let now = start + Duration::from_micros(n * 350);
+            written.extend(log.event_line(now, || format!("event {n}")));
+        }
+        let end = start + Duration::from_secs(5);
+        assert_eq!(log.due_count_line(start + Duration::from_secs(4)), None);
+        written.extend(log.due_count_line(end));
+        // That line started a second: the next event waits for its end.
+        assert_eq!(log.event_line(end, || "too soon".to_owned()), None);
+        assert_eq!(log.due_count_line(end), None);
+        written.extend(log.due_count_line(end + PERIOD));
+        assert_eq!(
+            written,
+            [
+                "event 0",
+                "event 2858 (2857 more, not shown)",
+                "event 5716 (2857 more, not shown)",
+                "event 8574 (2857 more, not shown)",
+                "event: 1425 more, not shown",
+                "event: 1 more, not shown",
             ]
         );
     }

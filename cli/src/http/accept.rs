@@ -1,10 +1,22 @@
 //! Connections accepted and served: each in a task of its own, on the runtime
-//! of the worker that accepted it; at the start of a drain, those the system
-//! had queued.
+//! of the worker that accepted it, watched by the limits on clients
+//! ([`Connections`]); at the start of a drain, those the system had queued.
+//!
+//! At the connection cap, a new connection is accepted only once another can
+//! make room for it (one with no request in progress, closed): while every
+//! connection serves a request, new ones wait in the listen queue. An accept
+//! that fails
+//! never ends the loop: out of file descriptors, idle connections are closed
+//! and the cap lowered below what the process could hold. Its log lines come
+//! at most one a second. While many connections that were shut down are not
+//! closed yet (a burst at the cap), the loop waits for them: they hold their
+//! descriptors.
 
 use std::future::Future;
+use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -12,28 +24,125 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
+use crate::http::connections::Connections;
 use crate::http::drain::{self, Phase};
 use crate::http::proxy::Proxy;
 use crate::http::{headers, route};
+use crate::throttled_log::ThrottledLog;
+
+/// How long the accept loop waits before it looks again when every
+/// connection serves a request at the cap.
+const ROOM_POLL: Duration = Duration::from_millis(50);
+
+/// How long the accept loop waits after an accept failed for want of
+/// resources, for connections to close.
+const RESOURCE_WAIT: Duration = Duration::from_millis(100);
+
+/// How long the accept loop waits for connections it shut down to close
+/// (their tasks drop them, on their own workers).
+const CLOSING_WAIT: Duration = Duration::from_millis(1);
 
 /// Accepts connections on `listener` and serves each, until `until` resolves.
 pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: impl Future) {
     tokio::pin!(until);
+    let connections = proxy.connections();
     loop {
+        if connections.many_closing() {
+            // Their descriptors are freed once their tasks run.
+            tokio::select! {
+                () = tokio::time::sleep(CLOSING_WAIT) => continue,
+                _ = &mut until => return,
+            }
+        }
+        if connections.is_full() && !connections.any_unused() {
+            trouble(|| {
+                format!(
+                    "every one of the {} connections served (--max-connections) has a request \
+                     in progress: new ones wait in the listen queue",
+                    connections.cap()
+                )
+            });
+            tokio::select! {
+                () = tokio::time::sleep(ROOM_POLL) => continue,
+                _ = &mut until => return,
+            }
+        }
         let (stream, client_address) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
-                    // Out of file descriptors, most likely: wait for some to close.
-                    crate::log(&format!("cannot accept a connection: {error}"));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
+                    let wait = accept_failed(&error, connections);
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => continue,
+                        _ = &mut until => return,
+                    }
                 }
             },
             _ = &mut until => return,
         };
+        if connections.is_full() {
+            connections.make_room(1);
+        }
+        trouble_over();
         serve(proxy.clone(), stream, client_address);
+    }
+}
+
+/// Logs a failed accept and makes room if it is for want of descriptors;
+/// how long to wait before the next.
+fn accept_failed(error: &io::Error, connections: &Connections) -> Duration {
+    match error.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => {
+            let closed = connections.out_of_descriptors();
+            trouble(|| {
+                format!(
+                    "cannot accept a connection: {error}; closed {closed} with no request in \
+                     progress, and serving at most {} from now on",
+                    connections.cap()
+                )
+            });
+            if closed > 0 {
+                CLOSING_WAIT
+            } else {
+                RESOURCE_WAIT
+            }
+        }
+        // A client gone before it was accepted.
+        Some(libc::ECONNABORTED | libc::EINTR) => Duration::ZERO,
+        _ => {
+            trouble(|| format!("cannot accept a connection: {error}"));
+            RESOURCE_WAIT
+        }
+    }
+}
+
+/// The log of what keeps connections from being accepted, every worker's
+/// together: a line a second at most.
+static TROUBLE: LazyLock<Mutex<ThrottledLog>> =
+    LazyLock::new(|| Mutex::new(ThrottledLog::new("cannot accept a connection")));
+
+/// Whether lines of [`TROUBLE`] were not shown and their count not written.
+static TROUBLE_UNCOUNTED: AtomicBool = AtomicBool::new(false);
+
+fn trouble(message: impl FnOnce() -> String) {
+    let mut log = TROUBLE.lock().unwrap_or_else(PoisonError::into_inner);
+    match log.event_line(Instant::now(), message) {
+        Some(line) => crate::log(&line),
+        None => TROUBLE_UNCOUNTED.store(true, Ordering::Relaxed),
+    }
+}
+
+/// A connection was accepted: the count of the lines not shown is written
+/// once due.
+fn trouble_over() {
+    if TROUBLE_UNCOUNTED.load(Ordering::Relaxed) {
+        let mut log = TROUBLE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(line) = log.due_count_line(Instant::now()) {
+            crate::log(&line);
+            TROUBLE_UNCOUNTED.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -45,15 +154,20 @@ fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
     // without TCP_NODELAY the last piece would wait for the client's delayed
     // ACK (40 ms on Linux) on a kept-alive connection.
     let _ = stream.set_nodelay(true);
+    let stream = proxy.connections().watch(stream);
     tokio::spawn(async move {
         let drain = proxy.drain().clone();
         let request_read = Arc::new(Notify::new());
         let read = request_read.clone();
         let client = Arc::new(headers::Client::new(client_address));
+        let activity = stream.activity().clone();
         let service = service_fn(move |request| {
             read.notify_one();
-            route::handle(proxy.clone(), request, client.clone())
+            activity.request_started();
+            route::handle(proxy.clone(), request, client.clone(), activity.clone())
         });
+        // No timer of hyper's (`header_read_timeout`): the limits on clients
+        // are the sweep's (`connections`).
         let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);
         // A connection that ends in an error (a client gone mid-request)

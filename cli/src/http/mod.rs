@@ -26,13 +26,21 @@
 //! `decoded` (gzip and deflate answers decoded before the layer reads them),
 //! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
 //! task ids the client sees, which carry what any replica needs), `body`,
-//! `drain` (SIGTERM), `accept` (connections accepted and served), and `workers`
-//! (a thread and a runtime per CPU, accepting from one listener).
+//! `drain` (SIGTERM), `accept` (connections accepted and served),
+//! `client_limits` (how long a client's head, body and idle connection may
+//! take, and how many connections are served), `activity` (what each
+//! connection is doing, as those limits read it), `connections` (every
+//! connection, closed past its limit or to make room), and `workers` (a
+//! thread and a runtime per CPU, accepting from one listener).
 
 mod accept;
+mod activity;
+mod admin;
 mod body;
 mod cancel;
 mod client;
+mod client_limits;
+mod connections;
 mod decoded;
 mod direct_call;
 mod drain;
@@ -50,7 +58,7 @@ mod sse;
 mod task_ids;
 mod unread;
 pub(crate) mod upstream;
-mod workers;
+pub(crate) mod workers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -83,6 +91,8 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     };
+    // Before the connection cap is read from it.
+    client_limits::raise_descriptor_limit();
     let stop = stop_signal();
     let (phase, drain) = Drain::new();
     let client = UpstreamClient::new(&connector, &upstream);
@@ -95,6 +105,9 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     };
+    let Some(readiness) = admin::start(options.observability.admin_listen).await else {
+        return 1;
+    };
     let workers = Workers::start(&listener, &proxy, &connector);
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
@@ -106,21 +119,23 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     match listener.local_addr() {
         // What a script (or a test) that asked for port 0 reads to find the
         // port: every worker accepts by then.
-        Ok(address) => crate::log(&format!("listening on {address}")),
+        Ok(address) => event!(info, %address, "listening on {address}"),
         Err(error) => {
             crate::log(&format!("cannot read the address listened on: {error}"));
             return 1;
         }
     }
     accept(&listener, &proxy, stop).await;
+    readiness.draining();
     // The queued connections are served once no worker accepts any more.
     workers.stop().await;
     accept_queued(listener, &proxy);
     let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
-    crate::log(&format!(
+    event!(
+        info,
         "draining: no new connections; the calls in flight have {}",
         humantime::format_duration(drain_timeout)
-    ));
+    );
     phase.send_replace(Phase::Draining);
     drop(proxy);
     if tokio::time::timeout(drain_timeout, phase.closed())
@@ -130,7 +145,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
         phase.send_replace(Phase::Expired);
         let _ = tokio::time::timeout(drain::GRACE, phase.closed()).await;
     }
-    crate::log("drained");
+    event!(info, "drained");
     0
 }
 

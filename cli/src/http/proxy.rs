@@ -1,6 +1,6 @@
 //! What every request of a worker shares: the upstream and its client, the
-//! layer and the memories every worker shares, the drain. Each request takes
-//! its way from there ([`route`](crate::http::route)).
+//! layer and the memories every worker shares, the clients' connections, the
+//! drain. Each request takes its way from there ([`route`](crate::http::route)).
 
 use std::sync::Arc;
 
@@ -8,6 +8,8 @@ use hyper::Uri;
 use mcp_tool_errors::ToolErrorLayer;
 
 use crate::http::client::UpstreamClient;
+use crate::http::client_limits::ClientLimits;
+use crate::http::connections::Connections;
 use crate::http::drain::Drain;
 use crate::http::head_timeout::HeadTimeout;
 use crate::http::seen_calls::SeenCalls;
@@ -33,6 +35,9 @@ pub(crate) struct Proxy {
     timed_tools: TimedTools,
     seen_calls: Arc<SeenCalls>,
     known_tasks: Arc<KnownTasks>,
+    /// The clients' connections of every worker, under the limits on
+    /// clients.
+    connections: Arc<Connections>,
     drain: Drain,
 }
 
@@ -53,12 +58,17 @@ impl Proxy {
             timed_tools: options.timed_tools(),
             seen_calls: Arc::default(),
             known_tasks: Arc::default(),
+            connections: Connections::new(ClientLimits::new(
+                options,
+                crate::http::workers::count(),
+            )),
             drain,
         }
     }
 
     /// The proxy of another worker: `client` is its own; the layer's memory of
-    /// tasks, the calls seen, the tools listed and the drain are shared.
+    /// tasks, the calls seen, the tools listed, the clients' connections and
+    /// the drain are shared.
     pub(crate) fn for_worker(&self, client: UpstreamClient) -> Self {
         Self {
             upstream: self.upstream.clone(),
@@ -69,6 +79,7 @@ impl Proxy {
             timed_tools: self.timed_tools.clone(),
             seen_calls: self.seen_calls.clone(),
             known_tasks: self.known_tasks.clone(),
+            connections: self.connections.clone(),
             drain: self.drain.clone(),
         }
     }
@@ -77,6 +88,11 @@ impl Proxy {
     /// timeout.
     pub(crate) fn drain(&self) -> &Drain {
         &self.drain
+    }
+
+    /// The clients' connections of every worker.
+    pub(crate) fn connections(&self) -> &Arc<Connections> {
+        &self.connections
     }
 
     pub(crate) fn client(&self) -> &UpstreamClient {

@@ -13,6 +13,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
 
+use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
 use crate::http::direct_call::{self, DirectCall};
 use crate::http::exchange::exchange;
@@ -22,80 +23,91 @@ use crate::http::proxy::Proxy;
 use crate::http::{headers, replayed, task_ids};
 use crate::message::requests;
 
-/// Answers one request of `client`.
+/// Answers one request of `client`, on a connection whose `activity` learns
+/// when the request's body waits and when its answer ends. One function, with
+/// no future of its own around it: a future nested in another is moved
+/// whole when made, and this one is large.
 pub(crate) async fn handle(
     proxy: Arc<Proxy>,
     request: Request<Incoming>,
     client: Arc<headers::Client>,
-) -> Result<Response<ProxyBody>, Infallible> {
+    activity: Arc<Activity>,
+) -> Result<Response<ResponseBody>, Infallible> {
     let (mut parts, body) = request.into_parts();
-    let at_endpoint = proxy.upstream().is_endpoint(parts.uri.path());
-    let is_mcp = parts.method == Method::POST && at_endpoint;
-    parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
-    parts.version = Version::HTTP_11;
-    headers::for_upstream(&mut parts.headers, &client, proxy.upstream().host());
-    if parts.method == Method::GET && at_endpoint {
-        // The session's stream, or a resumed one: answers to calls this
-        // process relayed are rewritten there too.
-        let headers = parts.headers.clone();
-        let request = Request::from_parts(parts, streamed(body));
-        return Ok(match proxy.client().request(request).await {
-            Ok(response) => replayed::response(proxy.clone(), &headers, response),
-            Err(error) => bad_gateway(&proxy, &error),
-        });
-    }
-    if !is_mcp {
-        return Ok(forward(&proxy, Request::from_parts(parts, streamed(body))).await);
-    }
-    let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<LengthLimitError>() => {
-            crate::log(&format!(
-                "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
-            ));
-            return Ok(status_only(StatusCode::PAYLOAD_TOO_LARGE));
+    let body = RequestBody::new(body, activity.clone());
+    let response = 'answer: {
+        let at_endpoint = proxy.upstream().is_endpoint(parts.uri.path());
+        let is_mcp = parts.method == Method::POST && at_endpoint;
+        parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
+        parts.version = Version::HTTP_11;
+        headers::for_upstream(&mut parts.headers, &client, proxy.upstream().host());
+        if parts.method == Method::GET && at_endpoint {
+            // The session's stream, or a resumed one: answers to calls this
+            // process relayed are rewritten there too.
+            let headers = parts.headers.clone();
+            let request = Request::from_parts(parts, streamed(body));
+            break 'answer match proxy.client().request(request).await {
+                Ok(response) => replayed::response(proxy.clone(), &headers, response),
+                Err(error) => bad_gateway(&proxy, &error),
+            };
         }
-        // The client is gone, or sent a broken body: nobody to answer.
-        Err(_) => return Ok(status_only(StatusCode::BAD_REQUEST)),
-    };
-    if let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools()) {
-        proxy
-            .seen_calls()
-            .remember_call(&parts.headers, call.id(), call.tool());
+        if !is_mcp {
+            break 'answer forward(&proxy, Request::from_parts(parts, streamed(body))).await;
+        }
+        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                crate::log(&format!(
+                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
+                ));
+                break 'answer status_only(StatusCode::PAYLOAD_TOO_LARGE);
+            }
+            // The client is gone, or sent a broken body: nobody to answer.
+            Err(_) => break 'answer status_only(StatusCode::BAD_REQUEST),
+        };
+        if !crate::telemetry::spans_exported()
+            && let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools())
+        {
+            proxy
+                .seen_calls()
+                .remember_call(&parts.headers, call.id(), call.tool());
+            // The answer is read: it must come as the server wrote it.
+            parts.headers.remove(header::ACCEPT_ENCODING);
+            let request = Request::from_parts(parts, whole(bytes));
+            break 'answer direct_call::exchange(&proxy, request, call).await;
+        }
+        let Ok(mut message) = crate::nested::from_slice(&bytes) else {
+            // A body that is no JSON: the server answers it.
+            break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
+        };
+        // The task ids the client holds are the proxy's: the server gets its own.
+        let opened = task_ids::to_upstream(&mut message);
+        task_ids::header_to_upstream(&mut parts.headers);
+        let bytes = if opened.is_empty() {
+            bytes
+        } else {
+            // Hyper counts the new body.
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Bytes::from(crate::nested::to_vec(&message))
+        };
+        if requests(&message).is_empty() {
+            // Notifications and responses to the server's requests pass as
+            // they are.
+            break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
+        }
+        proxy.seen_calls().remember(&parts.headers, &message);
         // The answer is read: it must come as the server wrote it.
         parts.headers.remove(header::ACCEPT_ENCODING);
-        let request = Request::from_parts(parts, whole(bytes));
-        return Ok(direct_call::exchange(&proxy, request, call).await);
-    }
-    let Ok(mut message) = crate::nested::from_slice(&bytes) else {
-        // A body that is no JSON: the server answers it.
-        return Ok(forward(&proxy, Request::from_parts(parts, whole(bytes))).await);
+        crate::telemetry::header_trace_context(&parts.headers, &mut message);
+        exchange(
+            &proxy,
+            Request::from_parts(parts, whole(bytes)),
+            message,
+            &opened,
+        )
+        .await
     };
-    // The task ids the client holds are the proxy's: the server gets its own.
-    let opened = task_ids::to_upstream(&mut message);
-    task_ids::header_to_upstream(&mut parts.headers);
-    let bytes = if opened.is_empty() {
-        bytes
-    } else {
-        // Hyper counts the new body.
-        parts.headers.remove(header::CONTENT_LENGTH);
-        Bytes::from(crate::nested::to_vec(&message))
-    };
-    if requests(&message).is_empty() {
-        // Notifications and responses to the server's requests pass as
-        // they are.
-        return Ok(forward(&proxy, Request::from_parts(parts, whole(bytes))).await);
-    }
-    proxy.seen_calls().remember(&parts.headers, &message);
-    // The answer is read: it must come as the server wrote it.
-    parts.headers.remove(header::ACCEPT_ENCODING);
-    Ok(exchange(
-        &proxy,
-        Request::from_parts(parts, whole(bytes)),
-        message,
-        &opened,
-    )
-    .await)
+    Ok(response.map(|body| ResponseBody::new(body, activity)))
 }
 
 /// Forwards a request, and its response back, as they stream; a response

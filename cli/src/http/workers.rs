@@ -31,7 +31,7 @@ pub(crate) struct Workers {
 
 /// How many workers serve, the main thread included: one per CPU the process
 /// may run on.
-fn count() -> usize {
+pub(crate) fn count() -> usize {
     std::thread::available_parallelism().map_or(1, NonZero::get)
 }
 

@@ -10,7 +10,9 @@
 //! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
 
+mod attack;
 mod bounds;
+mod client_limits;
 mod compressed;
 mod depth;
 mod drain;
@@ -20,6 +22,7 @@ mod failures;
 mod forwarding;
 mod invalid_params;
 mod options;
+mod otlp;
 mod python;
 mod replicas;
 mod resumed;
