@@ -1,6 +1,7 @@
 //! Signals: the ones that stop the wrapper are passed to the child's process
 //! group, so that the child decides how to stop and the wrapper exits with its
-//! status.
+//! status. In the HTTP mode there is no child: SIGTERM and SIGINT are
+//! [`Stops`], the first starting the drain and the second ending it.
 //!
 //! The child runs in a process group of its own: a terminal's Ctrl-C goes to
 //! the wrapper's group, and reaches the child once, through the wrapper. A
@@ -38,6 +39,33 @@ impl Forwarded {
             _ = self.terminate.recv() => libc::SIGTERM,
             _ = self.hangup.recv() => libc::SIGHUP,
             _ = self.quit.recv() => libc::SIGQUIT,
+        }
+    }
+}
+
+/// SIGTERM and SIGINT, each time one comes: the HTTP mode drains at the
+/// first, and ends the drain at the second (the user insisting).
+#[derive(Debug)]
+pub(crate) struct Stops {
+    terminate: Signal,
+    interrupt: Signal,
+}
+
+impl Stops {
+    /// Takes SIGTERM and SIGINT over from their default action (exiting).
+    pub(crate) fn install() -> std::io::Result<Self> {
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Waits for the next SIGTERM or SIGINT (one sent before this is called
+    /// and not waited for yet counts).
+    pub(crate) async fn next(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
         }
     }
 }

@@ -71,6 +71,7 @@ use crate::http::drain::{Drain, Phase};
 use crate::http::upstream::UpstreamUrl;
 use crate::http::workers::Workers;
 use crate::options::Options;
+use crate::signals::Stops;
 
 /// Serves `listen` until the process is stopped; returns the exit status when
 /// it cannot start.
@@ -93,7 +94,17 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     };
     // Before the connection cap is read from it.
     client_limits::raise_descriptor_limit();
-    let stop = stop_signal();
+    // Before the listener accepts, so that a signal sent once `listening on`
+    // is printed is seen.
+    let mut stops = match Stops::install() {
+        Ok(stops) => Some(stops),
+        Err(error) => {
+            crate::log(&format!(
+                "cannot handle SIGTERM and SIGINT ({error}): no draining"
+            ));
+            None
+        }
+    };
     let (phase, drain) = Drain::new();
     let client = UpstreamClient::new(&connector, &upstream);
     let proxy = Arc::new(proxy::Proxy::new(upstream, client, options, drain));
@@ -125,7 +136,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     }
-    accept(&listener, &proxy, stop).await;
+    accept(&listener, &proxy, next_stop(stops.as_mut())).await;
     readiness.draining();
     // The queued connections are served once no worker accepts any more.
     workers.stop().await;
@@ -138,35 +149,30 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     );
     phase.send_replace(Phase::Draining);
     drop(proxy);
-    if tokio::time::timeout(drain_timeout, phase.closed())
-        .await
-        .is_err()
-    {
+    let drained = tokio::select! {
+        drained = tokio::time::timeout(drain_timeout, phase.closed()) => drained.is_ok(),
+        () = next_stop(stops.as_mut()) => {
+            crate::log("stopping again: the calls in flight are answered now");
+            false
+        }
+    };
+    if !drained {
         phase.send_replace(Phase::Expired);
-        let _ = tokio::time::timeout(drain::GRACE, phase.closed()).await;
+        // A third signal exits without waiting for the answers to be written.
+        tokio::select! {
+            _ = tokio::time::timeout(drain::GRACE, phase.closed()) => {}
+            () = next_stop(stops.as_mut()) => {}
+        }
     }
     event!(info, "drained");
     0
 }
 
-/// Resolves at the first SIGTERM or SIGINT. Installed before the listener
-/// accepts, so that a signal sent once `listening on` is printed is seen.
-fn stop_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let terminate = signal(SignalKind::terminate());
-    let interrupt = signal(SignalKind::interrupt());
-    async move {
-        match (terminate, interrupt) {
-            (Ok(mut terminate), Ok(mut interrupt)) => {
-                tokio::select! {
-                    _ = terminate.recv() => {}
-                    _ = interrupt.recv() => {}
-                }
-            }
-            _ => {
-                crate::log("cannot handle SIGTERM and SIGINT: no draining");
-                std::future::pending::<()>().await;
-            }
-        }
+/// Resolves at the next SIGTERM or SIGINT; never, when they could not be
+/// handled.
+async fn next_stop(stops: Option<&mut Stops>) {
+    match stops {
+        Some(stops) => stops.next().await,
+        None => std::future::pending().await,
     }
 }

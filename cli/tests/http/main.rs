@@ -27,6 +27,7 @@ mod python;
 mod replicas;
 mod resumed;
 mod rewriting;
+mod stop_twice;
 mod support;
 mod typescript_tasks;
 mod workers;
