@@ -95,6 +95,19 @@ pub(crate) struct Options {
     #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "upstream", conflicts_with = "command")]
     pub(crate) max_connections: Option<usize>,
 
+    /// With --upstream: what becomes of the X-Forwarded-For and Forwarded
+    /// headers a client sent: `append` the client's address to them (behind a
+    /// load balancer, which wrote them), or `replace` them with it (at the
+    /// edge, where any client could write them). Default: append.
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_enum,
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
+    pub(crate) forwarded: Option<crate::http::headers::ForwardedHeaders>,
+
     /// The server's command and its arguments: everything from the first
     /// argument that is not an option of this command (or after `--`) is the
     /// server's, options included.
@@ -253,10 +266,14 @@ mod tests {
     }
 
     #[test]
-    fn the_client_limits_go_with_upstream_only() {
-        let options = http_options(&["--keepalive-timeout", "5s"]);
+    fn the_client_limits_and_forwarded_go_with_upstream_only() {
+        use crate::http::headers::ForwardedHeaders;
+        let options = http_options(&["--forwarded", "replace", "--keepalive-timeout", "5s"]);
+        assert_eq!(options.forwarded, Some(ForwardedHeaders::Replace));
         assert_eq!(options.keepalive_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(http_options(&[]).forwarded, None);
         for stdio in [
+            ["--forwarded", "append"],
             ["--max-connections", "10"],
             ["--client-header-timeout", "1s"],
             ["--client-body-timeout", "1s"],
@@ -269,6 +286,18 @@ mod tests {
                 .chain(["server"]);
             assert!(Options::try_parse_from(args).is_err(), "{stdio:?}");
         }
+        assert!(
+            Options::try_parse_from([
+                "mcp-tool-errors",
+                "--upstream",
+                "http://h/mcp",
+                "--listen",
+                "127.0.0.1:0",
+                "--forwarded",
+                "prepend",
+            ])
+            .is_err()
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //!
 //! At the connection cap, a new connection is accepted only once another can
 //! make room for it (one with no request in progress, closed): while every
-//! connection serves a request, new ones wait in the listen queue. An accept
-//! that fails
+//! connection serves a request, new ones wait in the listen queue, whose
+//! length is the system's most (`net.core.somaxconn`). An accept that fails
 //! never ends the loop: out of file descriptors, idle connections are closed
 //! and the cap lowered below what the process could hold. Its log lines come
 //! at most one a second. While many connections that were shut down are not
@@ -22,7 +22,7 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -31,6 +31,11 @@ use crate::http::drain::{self, Phase};
 use crate::http::proxy::Proxy;
 use crate::http::{headers, route};
 use crate::throttled_log::ThrottledLog;
+
+/// The listen queue when the system does not say its most, eight times the
+/// 128 of std's and tokio's listeners (a Linux older than 5.4 takes at most
+/// its `somaxconn`, 128 then, whatever is asked).
+const DEFAULT_BACKLOG: u32 = 1024;
 
 /// How long the accept loop waits before it looks again when every
 /// connection serves a request at the cap.
@@ -43,6 +48,30 @@ const RESOURCE_WAIT: Duration = Duration::from_millis(100);
 /// How long the accept loop waits for connections it shut down to close
 /// (their tasks drop them, on their own workers).
 const CLOSING_WAIT: Duration = Duration::from_millis(1);
+
+/// Listens on `address` with the longest listen queue the system allows, so
+/// that a burst of connections (a load balancer's, at a restart) waits there
+/// instead of being refused.
+pub(crate) fn bind(address: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn").ok();
+    socket.listen(backlog(somaxconn.as_deref()))
+}
+
+/// The listen queue that the system's `somaxconn` says, [`DEFAULT_BACKLOG`]
+/// when it cannot be read.
+fn backlog(somaxconn: Option<&str>) -> u32 {
+    somaxconn
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|backlog| *backlog > 0)
+        .unwrap_or(DEFAULT_BACKLOG)
+}
 
 /// Accepts connections on `listener` and serves each, until `until` resolves.
 pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: impl Future) {
@@ -221,5 +250,19 @@ pub(crate) fn accept_queued(listener: TcpListener, proxy: &Arc<Proxy>) {
             // WouldBlock: the queue is empty.
             Err(_) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listen_queue_is_the_systems_most() {
+        assert_eq!(backlog(Some("4096\n")), 4096);
+        assert_eq!(backlog(Some("65535")), 65535);
+        assert_eq!(backlog(Some("")), DEFAULT_BACKLOG);
+        assert_eq!(backlog(Some("0")), DEFAULT_BACKLOG);
+        assert_eq!(backlog(None), DEFAULT_BACKLOG);
     }
 }

@@ -1,6 +1,8 @@
 //! The headers of a forwarded exchange: hop-by-hop headers stay on their hop,
 //! the upstream gets its own `Host`, and learns the client's address and the
-//! host it asked for through `Forwarded` and `X-Forwarded-For`.
+//! host it asked for through `Forwarded` and `X-Forwarded-For`: after what
+//! earlier proxies wrote there, or, at the edge (`--forwarded replace`), in
+//! place of what the client wrote.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -73,11 +75,34 @@ impl Client {
     }
 }
 
+/// What becomes of the `Forwarded` and `X-Forwarded-For` headers a client
+/// sent (`--forwarded`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ForwardedHeaders {
+    /// The client's address goes after them: behind a load balancer, which
+    /// wrote them.
+    #[default]
+    Append,
+    /// They are dropped, and the client's address is all they say: at the
+    /// edge, where any client could write them.
+    Replace,
+}
+
 /// The headers of a request as the upstream gets them: hop-by-hop ones removed,
 /// `Host` the upstream's, the `client`'s address added to `Forwarded` and
-/// `X-Forwarded-For` (after what earlier proxies wrote there).
-pub(crate) fn for_upstream(headers: &mut HeaderMap, client: &Client, upstream_host: &HeaderValue) {
+/// `X-Forwarded-For` (after what earlier proxies wrote there, or in place of
+/// it, as `forwarded` says).
+pub(crate) fn for_upstream(
+    headers: &mut HeaderMap,
+    client: &Client,
+    upstream_host: &HeaderValue,
+    forwarded_headers: ForwardedHeaders,
+) {
     remove_hop_by_hop(headers);
+    if forwarded_headers == ForwardedHeaders::Replace {
+        headers.remove(header::FORWARDED);
+        headers.remove(X_FORWARDED_FOR);
+    }
     let mut forwarded = String::with_capacity(64);
     forwarded.push_str(&client.forwarded_for);
     if let Some(host) = headers
@@ -188,6 +213,7 @@ mod tests {
             &mut headers,
             &client,
             &HeaderValue::from_static("upstream:9000"),
+            ForwardedHeaders::Append,
         );
         assert_eq!(headers["host"], "upstream:9000");
         assert_eq!(headers["x-forwarded-for"], "203.0.113.9, ::1");
@@ -197,9 +223,42 @@ mod tests {
         );
         let mut first_proxy = HeaderMap::new();
         let client = Client::new("192.0.2.7:5000".parse().unwrap());
-        for_upstream(&mut first_proxy, &client, &HeaderValue::from_static("u"));
+        for_upstream(
+            &mut first_proxy,
+            &client,
+            &HeaderValue::from_static("u"),
+            ForwardedHeaders::Append,
+        );
         assert_eq!(first_proxy["x-forwarded-for"], "192.0.2.7");
         assert_eq!(first_proxy["forwarded"], "for=192.0.2.7;proto=http");
+    }
+
+    #[test]
+    fn at_the_edge_what_the_client_wrote_is_replaced_by_its_address() {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", HeaderValue::from_static("proxy.example"));
+        headers.append("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
+        headers.append("x-forwarded-for", HeaderValue::from_static("10.0.0.2"));
+        headers.insert("forwarded", HeaderValue::from_static("for=10.0.0.1"));
+        let client = Client::new("192.0.2.7:5000".parse().unwrap());
+        for_upstream(
+            &mut headers,
+            &client,
+            &HeaderValue::from_static("u"),
+            ForwardedHeaders::Replace,
+        );
+        let all = |name: &str| -> Vec<&str> {
+            headers
+                .get_all(name)
+                .iter()
+                .map(|value| value.to_str().unwrap())
+                .collect()
+        };
+        assert_eq!(all("x-forwarded-for"), ["192.0.2.7"]);
+        assert_eq!(
+            all("forwarded"),
+            ["for=192.0.2.7;host=\"proxy.example\";proto=http"]
+        );
     }
 
     #[test]

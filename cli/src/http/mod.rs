@@ -48,7 +48,7 @@ mod exchange;
 mod failure;
 mod gather;
 mod head_timeout;
-mod headers;
+pub(crate) mod headers;
 mod idle;
 mod proxy;
 mod replayed;
@@ -65,7 +65,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use crate::http::accept::{accept, accept_queued};
+use crate::http::accept::{accept, accept_queued, bind};
 use crate::http::client::UpstreamClient;
 use crate::http::drain::{Drain, Phase};
 use crate::http::upstream::UpstreamUrl;
@@ -85,7 +85,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     };
-    let listener = match TcpListener::bind(listen).await {
+    let listener = match bind(listen) {
         Ok(listener) => listener,
         Err(error) => {
             crate::log(&format!("cannot listen on {listen}: {error}"));

@@ -12,6 +12,7 @@ use crate::http::client_limits::ClientLimits;
 use crate::http::connections::Connections;
 use crate::http::drain::Drain;
 use crate::http::head_timeout::HeadTimeout;
+use crate::http::headers::ForwardedHeaders;
 use crate::http::seen_calls::SeenCalls;
 use crate::http::task_ids::KnownTasks;
 use crate::http::upstream::UpstreamUrl;
@@ -38,6 +39,7 @@ pub(crate) struct Proxy {
     /// The clients' connections of every worker, under the limits on
     /// clients.
     connections: Arc<Connections>,
+    forwarded_headers: ForwardedHeaders,
     drain: Drain,
 }
 
@@ -62,6 +64,7 @@ impl Proxy {
                 options,
                 crate::http::workers::count(),
             )),
+            forwarded_headers: options.forwarded.unwrap_or_default(),
             drain,
         }
     }
@@ -80,6 +83,7 @@ impl Proxy {
             seen_calls: self.seen_calls.clone(),
             known_tasks: self.known_tasks.clone(),
             connections: self.connections.clone(),
+            forwarded_headers: self.forwarded_headers,
             drain: self.drain.clone(),
         }
     }
@@ -93,6 +97,11 @@ impl Proxy {
     /// The clients' connections of every worker.
     pub(crate) fn connections(&self) -> &Arc<Connections> {
         &self.connections
+    }
+
+    /// What becomes of the client's `Forwarded` and `X-Forwarded-For`.
+    pub(crate) fn forwarded_headers(&self) -> ForwardedHeaders {
+        self.forwarded_headers
     }
 
     pub(crate) fn client(&self) -> &UpstreamClient {

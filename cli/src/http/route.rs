@@ -3,7 +3,8 @@
 //! session's stream ([`replayed`]), a `POST` holding a
 //! `tools/call` no timeout applies to is a [`DirectCall`], any other holding
 //! JSON-RPC requests an [`exchange`](crate::http::exchange); anything else
-//! streams through both ways as it is.
+//! streams through both ways as it is. `CONNECT` is answered `405`: the proxy
+//! opens no tunnels.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -36,11 +37,19 @@ pub(crate) async fn handle(
     let (mut parts, body) = request.into_parts();
     let body = RequestBody::new(body, activity.clone());
     let response = 'answer: {
+        if parts.method == Method::CONNECT {
+            break 'answer no_tunnel();
+        }
         let at_endpoint = proxy.upstream().is_endpoint(parts.uri.path());
         let is_mcp = parts.method == Method::POST && at_endpoint;
         parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
         parts.version = Version::HTTP_11;
-        headers::for_upstream(&mut parts.headers, &client, proxy.upstream().host());
+        headers::for_upstream(
+            &mut parts.headers,
+            &client,
+            proxy.upstream().host(),
+            proxy.forwarded_headers(),
+        );
         if parts.method == Method::GET && at_endpoint {
             // The session's stream, or a resumed one: answers to calls this
             // process relayed are rewritten there too.
@@ -127,6 +136,16 @@ fn bad_gateway(proxy: &Proxy, error: &(dyn std::error::Error + 'static)) -> Resp
         describe(error)
     ));
     status_only(StatusCode::BAD_GATEWAY)
+}
+
+/// The `405` to a `CONNECT`, with the methods the proxy forwards.
+fn no_tunnel() -> Response<ProxyBody> {
+    let mut response = status_only(StatusCode::METHOD_NOT_ALLOWED);
+    response.headers_mut().insert(
+        header::ALLOW,
+        header::HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+    );
+    response
 }
 
 fn status_only(status: StatusCode) -> Response<ProxyBody> {

@@ -16,6 +16,7 @@ mod client_limits;
 mod compressed;
 mod depth;
 mod drain;
+mod edge;
 mod event_grammar;
 mod everything;
 mod failures;
