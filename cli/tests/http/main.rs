@@ -5,7 +5,10 @@
 //! (`failures`), event streams as the grammar writes them (`event_grammar`),
 //! answers a server compressed (`compressed`), JSON of any depth (`depth`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
 //! (`invalid_params`), task ids that any replica reads
-//! (`replicas`), SIGTERM's drain (`drain`), a worker per CPU (`workers`), and servers no one here wrote: one on
+//! (`replicas`), SIGTERM's drain (`drain`) and a second signal that ends it
+//! (`stop_twice`), the limits on clients and the connection cap
+//! (`client_limits`, and the attacks they stop: `attack`), `--forwarded`, the
+//! listen queue and `CONNECT` (`edge`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
