@@ -16,7 +16,8 @@
 //! ([`Activity`](crate::http::activity::Activity)), and a thread of the
 //! process, the sweep, reads them ten times per shortest limit (at most a
 //! second apart), so that a connection is closed within a tenth of its limit
-//! of it. A connection is closed by shutting its socket down: its task, on its
+//! of it, early or late (the time a connection writes is the sweep's last).
+//! A connection is closed by shutting its socket down: its task, on its
 //! own worker, then reads the end and drops it, as when the client closes.
 
 use std::os::fd::{AsRawFd, RawFd};
