@@ -42,6 +42,7 @@ static MARKER: LazyLock<String> = LazyLock::new(|| {
 /// depth: read by serde_json when it can (every message but those nested
 /// past its limit, which cost nothing more), else with containers at level
 /// [`LEVELS`] kept as their text.
+#[inline]
 pub(crate) fn from_slice(bytes: &[u8]) -> serde_json::Result<Value> {
     match serde_json::from_slice(bytes) {
         Err(error) if is_too_deep(&error) => read_with_kept(bytes),
@@ -50,11 +51,14 @@ pub(crate) fn from_slice(bytes: &[u8]) -> serde_json::Result<Value> {
 }
 
 /// Whether serde_json stopped at its limit of depth.
+#[cold]
 fn is_too_deep(error: &serde_json::Error) -> bool {
     error.is_syntax() && error.to_string().starts_with("recursion limit exceeded")
 }
 
 /// [`from_slice`] with containers at level [`LEVELS`] kept as their text.
+#[cold]
+#[inline(never)]
 fn read_with_kept(bytes: &[u8]) -> serde_json::Result<Value> {
     let kept = Cell::new(0);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
@@ -77,6 +81,7 @@ fn read_with_kept(bytes: &[u8]) -> serde_json::Result<Value> {
 }
 
 /// The text of a value kept as such.
+#[inline]
 pub(crate) fn kept_text(value: &Value) -> Option<&str> {
     let text = value.as_str()?;
     // Nearly every string fails at its first byte.

@@ -274,13 +274,29 @@ async fn finish_stream(
     {
         return;
     }
-    let Some(StreamRest {
-        mut splitter,
-        mut body,
-    }) = rest
-    else {
+    let Some(StreamRest { splitter, body }) = rest else {
         return;
     };
+    match body {
+        ReadBody::AsItCame(body) => relay_rest(splitter, body, events, to_client).await,
+        // Boxed: the future of this rare case does not make every stream's
+        // larger.
+        ReadBody::Decoded(body) => {
+            Box::pin(relay_rest(splitter, body, events, to_client)).await;
+        }
+    }
+}
+
+/// Relays the stream after the answer: `splitter` holds what came with the
+/// answer, `body` is the rest, as it came or decoded.
+async fn relay_rest<B>(
+    mut splitter: sse::EventSplitter,
+    mut body: B,
+    events: &mpsc::Sender<Bytes>,
+    to_client: &ToClient,
+) where
+    B: Body<Data = Bytes> + Unpin,
+{
     if to_client.is_needed() {
         // Later events may name the task (its status, its result): cut them.
         loop {
