@@ -26,6 +26,27 @@ fn executable() -> PathBuf {
     )
 }
 
+/// Raises this test process's soft file-descriptor limit to its hard one,
+/// once (with util-linux's `prlimit`): the tests that run at once here hold
+/// a thousand connections and more between them, above the usual 1,024.
+fn raise_own_descriptor_limit() {
+    static RAISED: std::sync::Once = std::sync::Once::new();
+    RAISED.call_once(|| {
+        let pid = std::process::id().to_string();
+        let hard = std::process::Command::new("prlimit")
+            .args(["--pid", &pid, "--nofile", "--raw", "--noheadings"])
+            .args(["--output", "HARD"])
+            .output()
+            .expect("prlimit runs");
+        let hard = String::from_utf8_lossy(&hard.stdout).trim().to_owned();
+        let raised = std::process::Command::new("prlimit")
+            .args(["--pid", &pid, &format!("--nofile={hard}:")])
+            .status()
+            .expect("prlimit runs");
+        assert!(raised.success(), "prlimit --nofile={hard}: {raised}");
+    });
+}
+
 /// Starts the command in front of `upstream` with `options` on 127.0.0.1,
 /// with `descriptors` as its file-descriptor limit (soft and hard, set by
 /// util-linux's `prlimit`) when given.
@@ -34,6 +55,7 @@ pub(crate) async fn start(
     options: &[&str],
     descriptors: Option<&str>,
 ) -> ListeningProcess {
+    raise_own_descriptor_limit();
     let mut command = match descriptors {
         Some(limit) => {
             let mut prlimit = Command::new("prlimit");
