@@ -60,6 +60,8 @@ mod unread;
 pub(crate) mod upstream;
 pub(crate) mod workers;
 
+pub(crate) use failure::describe;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 

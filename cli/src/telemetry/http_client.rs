@@ -13,6 +13,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
+use crate::http::describe;
+
 /// How long a request to the collector may take when
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` does not say: the specification's default.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -116,18 +118,6 @@ impl HttpClient for ExportClient {
         }
         sent
     }
-}
-
-/// An error with its sources, as one line.
-fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// `OTEL_EXPORTER_OTLP_TIMEOUT`, in milliseconds, or the default.

@@ -4,12 +4,16 @@
 
 use mcp_tool_errors::render_error;
 use serde_json::json;
+use std::net::SocketAddr;
+
+use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::support::{
     DRAINED, Events, Proxy, Reply, Upstream, answering, bounded, error_result, event_data, json,
-    tool_call,
+    post_to, tool_call,
 };
 
 /// Waits until `address` refuses connections.
@@ -72,60 +76,82 @@ async fn a_call_in_flight_is_answered_by_the_server_while_new_connections_are_re
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
 
+/// A `tools/call` (id 7, in session `s-1`) and a `ping` (id `"p"`) that the
+/// upstream has received and will never answer.
+pub(crate) struct InFlight {
+    call: JoinHandle<Value>,
+    ping: JoinHandle<Value>,
+}
+
+impl InFlight {
+    /// Sends both to the proxy at `address` and waits until `upstream` has them.
+    pub(crate) async fn send(address: SocketAddr, upstream: &Upstream) -> Self {
+        let call = tokio::spawn(async move {
+            json(
+                post_to(
+                    address,
+                    &tool_call(7, "deploy"),
+                    &[("mcp-session-id", "s-1")],
+                )
+                .await,
+            )
+            .await
+        });
+        let ping = tokio::spawn(async move {
+            json(
+                post_to(
+                    address,
+                    r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+                    &[],
+                )
+                .await,
+            )
+            .await
+        });
+        upstream
+            .wait_for(|request| request.json()["method"] == "tools/call")
+            .await;
+        upstream
+            .wait_for(|request| request.json()["method"] == "ping")
+            .await;
+        Self { call, ping }
+    }
+
+    /// Asserts that the drain answered both with its sentence and cancelled
+    /// the call at `upstream`, in its session.
+    pub(crate) async fn assert_answered_by_the_drain_and_cancelled(self, upstream: &Upstream) {
+        assert_eq!(
+            bounded("the tool call's answer", self.call).await.unwrap(),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [{"type": "text", "text": render_error("deploy", DRAINED)}],
+                "isError": true,
+            }})
+        );
+        assert_eq!(
+            bounded("the ping's answer", self.ping).await.unwrap(),
+            json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": DRAINED}})
+        );
+        let cancelled = upstream
+            .wait_for(|request| {
+                request.json()["method"] == "notifications/cancelled"
+                    && request.json()["params"]["requestId"] == 7
+            })
+            .await;
+        assert_eq!(cancelled.header("mcp-session-id"), Some("s-1"));
+    }
+}
+
 #[tokio::test]
 async fn calls_still_waiting_at_the_drain_timeout_are_answered_and_cancelled() {
     let upstream = Upstream::start(answering(|| Reply::Hang)).await;
     let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "300ms"]).await;
-    let address = proxy.address;
-    let call = tokio::spawn(async move {
-        json(
-            crate::support::post_to(
-                address,
-                &tool_call(7, "deploy"),
-                &[("mcp-session-id", "s-1")],
-            )
-            .await,
-        )
-        .await
-    });
-    let ping = tokio::spawn(async move {
-        json(
-            crate::support::post_to(
-                address,
-                r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
-                &[],
-            )
-            .await,
-        )
-        .await
-    });
-    upstream
-        .wait_for(|request| request.json()["method"] == "tools/call")
-        .await;
-    upstream
-        .wait_for(|request| request.json()["method"] == "ping")
-        .await;
+    let in_flight = InFlight::send(proxy.address, &upstream).await;
 
     proxy.terminate();
 
-    assert_eq!(
-        bounded("the tool call's answer", call).await.unwrap(),
-        json!({"jsonrpc": "2.0", "id": 7, "result": {
-            "content": [{"type": "text", "text": render_error("deploy", DRAINED)}],
-            "isError": true,
-        }})
-    );
-    assert_eq!(
-        bounded("the ping's answer", ping).await.unwrap(),
-        json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": DRAINED}})
-    );
-    let cancelled = upstream
-        .wait_for(|request| {
-            request.json()["method"] == "notifications/cancelled"
-                && request.json()["params"]["requestId"] == 7
-        })
+    in_flight
+        .assert_answered_by_the_drain_and_cancelled(&upstream)
         .await;
-    assert_eq!(cancelled.header("mcp-session-id"), Some("s-1"));
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
 

@@ -79,6 +79,25 @@ fn answers(messages: &[Value], id: u64) -> Vec<&Value> {
         .collect()
 }
 
+/// The messages of `stream`, after asserting that exactly one answers `id`
+/// and that it is `tool`'s error `boom`, rewrapped.
+fn assert_one_answer_rewrapped(stream: &[u8], id: u64, tool: &str) -> Vec<Value> {
+    let messages = messages(stream);
+    let answers = answers(&messages, id);
+    assert_eq!(
+        answers.len(),
+        1,
+        "{tool}: {}",
+        String::from_utf8_lossy(stream)
+    );
+    assert_eq!(
+        answers[0]["result"]["content"][0]["text"],
+        render_error(tool, "boom"),
+        "{tool}"
+    );
+    messages
+}
+
 /// The whole stream, as the client gets it.
 async fn whole_stream(response: Response<Incoming>) -> Vec<u8> {
     bounded("the whole stream", response.into_body().collect())
@@ -134,19 +153,7 @@ async fn an_answer_event_whose_lines_end_with_cr_is_rewrapped() {
     for (id, tool) in (1..).zip(TOOLS) {
         let stream = whole_stream(proxy.post(&tool_call(id, tool), &[]).await).await;
 
-        let messages = messages(&stream);
-        let answers = answers(&messages, id);
-        assert_eq!(
-            answers.len(),
-            1,
-            "{tool}: {}",
-            String::from_utf8_lossy(&stream)
-        );
-        assert_eq!(
-            answers[0]["result"]["content"][0]["text"],
-            render_error(tool, "boom"),
-            "{tool}"
-        );
+        let messages = assert_one_answer_rewrapped(&stream, id, tool);
         assert_eq!(messages[0]["method"], "notifications/progress", "{tool}");
     }
 }
@@ -192,19 +199,7 @@ async fn a_byte_order_mark_before_the_first_event_is_skipped_and_the_answer_rewr
     for (id, tool) in (1..).zip(TOOLS) {
         let stream = whole_stream(proxy.post(&tool_call(id, tool), &[]).await).await;
 
-        let messages = messages(&stream);
-        let answers = answers(&messages, id);
-        assert_eq!(
-            answers.len(),
-            1,
-            "{tool}: {}",
-            String::from_utf8_lossy(&stream)
-        );
-        assert_eq!(
-            answers[0]["result"]["content"][0]["text"],
-            render_error(tool, "boom"),
-            "{tool}"
-        );
+        assert_one_answer_rewrapped(&stream, id, tool);
     }
 }
 

@@ -3,9 +3,9 @@
 //! and the command exits 0, long before the drain timeout.
 
 use mcp_tool_errors::render_error;
-use serde_json::json;
 
 use crate::client_limits::start;
+use crate::drain::InFlight;
 use crate::support::{
     DRAINED, ListeningProcess, Upstream, answering, bounded, json, post_to, tool_call,
 };
@@ -21,56 +21,13 @@ async fn stop_twice(proxy: &ListeningProcess, first: &str, second: &str) {
 async fn a_second_sigterm_answers_the_calls_in_flight_at_once_and_cancels_them() {
     let upstream = Upstream::start(answering(|| crate::support::Reply::Hang)).await;
     let mut proxy = start(&upstream.url(), &["--drain-timeout", "1h"], None).await;
-    let address = proxy.address;
-    let call = tokio::spawn(async move {
-        json(
-            post_to(
-                address,
-                &tool_call(7, "deploy"),
-                &[("mcp-session-id", "s-1")],
-            )
-            .await,
-        )
-        .await
-    });
-    let ping = tokio::spawn(async move {
-        json(
-            post_to(
-                address,
-                r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
-                &[],
-            )
-            .await,
-        )
-        .await
-    });
-    upstream
-        .wait_for(|request| request.json()["method"] == "tools/call")
-        .await;
-    upstream
-        .wait_for(|request| request.json()["method"] == "ping")
-        .await;
+    let in_flight = InFlight::send(proxy.address, &upstream).await;
 
     stop_twice(&proxy, "TERM", "TERM").await;
 
-    assert_eq!(
-        bounded("the tool call's answer", call).await.unwrap(),
-        json!({"jsonrpc": "2.0", "id": 7, "result": {
-            "content": [{"type": "text", "text": render_error("deploy", DRAINED)}],
-            "isError": true,
-        }})
-    );
-    assert_eq!(
-        bounded("the ping's answer", ping).await.unwrap(),
-        json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": DRAINED}})
-    );
-    let cancelled = upstream
-        .wait_for(|request| {
-            request.json()["method"] == "notifications/cancelled"
-                && request.json()["params"]["requestId"] == 7
-        })
+    in_flight
+        .assert_answered_by_the_drain_and_cancelled(&upstream)
         .await;
-    assert_eq!(cancelled.header("mcp-session-id"), Some("s-1"));
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
 
