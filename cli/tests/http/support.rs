@@ -521,6 +521,20 @@ where
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    try_send_to(address, request).await.expect("a response")
+}
+
+/// Sends `request` to `address` on a new connection: the response, or the
+/// error that came first (the server closed the connection while the request
+/// was still being written, say).
+pub(crate) async fn try_send_to<B>(
+    address: SocketAddr,
+    request: Request<B>,
+) -> Result<Response<Incoming>, hyper::Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let stream = bounded("connect", TcpStream::connect(address))
         .await
         .expect("the server accepts");
@@ -531,9 +545,7 @@ where
     .await
     .unwrap();
     tokio::spawn(connection);
-    bounded("the response head", sender.send_request(request))
-        .await
-        .expect("a response")
+    bounded("the response head", sender.send_request(request)).await
 }
 
 /// POSTs `body` to `/mcp` at `address` as an MCP client does, with `headers`.
