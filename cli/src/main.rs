@@ -13,19 +13,15 @@
 //! own bytes. When the child dies, what it left unanswered is answered, and the
 //! wrapper exits with the child's status.
 //!
-//! The files: `options` (the command line), `envelope` (what the relay reads of
-//! a line), `message` (the child's answer, its line and its value), `stack`
-//! (the layer's stack over one request, and when it runs), `child` (the
-//! requests in flight, the child's stdin, the service a timed request waits
-//! on), `lines` (lines of a pipe), `client_io` (the wrapper's own stdin and
-//! stdout), `from_client` and `from_child` (the threads relaying each
-//! direction), `in_flight` (matching answers to requests by id),
-//! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an id
-//! in flight), `invalid_params` (the `-32602` conversion), `splice` (a changed
-//! answer written as the child's bytes), `nested` (JSON of any depth),
-//! `throttled_log` (logs a child can
-//! cause at any rate), `relay` (the loops), `exit_status` and `signals`;
-//! `observability_options` and `telemetry` (the command's log, OTLP export).
+//! The three modes and what they share, a folder each: `stdio` (the child on
+//! pipes, the command's first mode), `http` (`--upstream URL --listen ADDR`:
+//! a reverse proxy in front of an HTTP server, and the HTTP server every
+//! listening mode uses), `bridge` (`--listen ADDR -- COMMAND`: a stdio server
+//! served over Streamable HTTP, a `stdio` child per session behind the `http`
+//! server); `jsonrpc` (what every mode reads and writes of a JSON-RPC
+//! message); at the root, the command line (`options`,
+//! `observability_options`), `signals`, `throttled_log` (logs a peer can cause
+//! at any rate) and `telemetry` (the command's log, OTLP export).
 
 /// An event of the command's own log (`telemetry`), at `$level` (`info`,
 /// `warn`, `error`), with `tracing`'s fields and message.
@@ -35,28 +31,12 @@ macro_rules! event {
     };
 }
 
-mod child;
-mod client_io;
-mod envelope;
-mod exit_status;
-mod from_child;
-mod from_client;
-mod given_up;
 mod http;
-mod id_in_use;
-mod in_flight;
-mod invalid_params;
-mod layer_request;
-mod lines;
-mod message;
-mod nested;
+mod jsonrpc;
 mod observability_options;
 mod options;
-mod own_answer;
-mod relay;
 mod signals;
-mod splice;
-mod stack;
+mod stdio;
 mod telemetry;
 mod throttled_log;
 
@@ -69,12 +49,12 @@ fn main() {
     let mut runtime = tokio::runtime::Builder::new_current_thread();
     runtime.enable_all();
     if http.is_none() {
-        runtime.max_blocking_threads(relay::BLOCKING_THREADS);
+        runtime.max_blocking_threads(stdio::BLOCKING_THREADS);
     }
     let runtime = runtime.build().expect("the runtime starts");
     let code = match http {
         Some((upstream, listen)) => runtime.block_on(http::run(&options, upstream, listen)),
-        None => runtime.block_on(relay::run(options, telemetry.traced())),
+        None => runtime.block_on(stdio::run(options, telemetry.traced())),
     };
     // Outside the runtime: the exporters' threads send what is left.
     telemetry.flush();

@@ -16,6 +16,7 @@ mod example;
 
 mod child_output;
 mod command_line;
+mod depth;
 mod everything;
 mod in_flight;
 mod inspector;

@@ -59,7 +59,7 @@ impl Cancel {
                 };
                 request = request.header(name, value);
             }
-            let body = crate::nested::to_vec(&notification);
+            let body = crate::jsonrpc::nested::to_vec(&notification);
             let request = request
                 .body(whole(body))
                 .expect("a URI and headers of a request make a request");

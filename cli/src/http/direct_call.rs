@@ -1,13 +1,13 @@
 //! One `tools/call` that the layer need not hold while it runs: sent upstream
 //! as the client's bytes, its answer read by its envelope and put through the
 //! layer only when the layer may change it, as the stdio mode sends the
-//! requests no timeout applies to (`crate::stack`).
+//! requests no timeout applies to (`crate::stdio::stack`).
 //!
 //! Such a call is one request (not a batch), of a tool no `--tool-timeout`
 //! applies to, naming no task id of the proxy's (nothing to translate before
 //! it goes upstream). Everything else is an [`exchange`](crate::http::exchange),
 //! whose layer future holds the timer. What the layer would do to this call it
-//! does to its answer at hand ([`crate::stack::at_hand`]): a tool error is
+//! does to its answer at hand ([`crate::stdio::stack::at_hand`]): a tool error is
 //! rewrapped, a task handle remembered (its id then becomes the client's, as
 //! in every exchange), a `-32602` converted under
 //! `--invalid-params-as-tool-errors`; a plain result passes as the upstream's
@@ -32,7 +32,6 @@ use hyper::header::{self, HeaderMap};
 use hyper::{Request, Response};
 use serde_json::Value;
 
-use crate::envelope::{self, Envelope, Fields};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::client::UpstreamBody;
@@ -44,10 +43,11 @@ use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
-use crate::layer_request::{LayerRequest, Method};
-use crate::message::Answer;
+use crate::jsonrpc::envelope::{self, Envelope, Fields};
+use crate::jsonrpc::layer_request::{LayerRequest, Method};
+use crate::jsonrpc::message::Answer;
 use crate::options::TimedTools;
-use crate::stack::at_hand;
+use crate::stdio::stack::at_hand;
 
 /// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]
@@ -126,7 +126,10 @@ impl Answering {
         if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
             return None;
         }
-        let answer = Answer::from_child(data.to_vec(), crate::nested::from_slice(data).ok()?);
+        let answer = Answer::from_child(
+            data.to_vec(),
+            crate::jsonrpc::nested::from_slice(data).ok()?,
+        );
         let mut answer = at_hand(
             &self.proxy.layer(),
             invalid_params,
@@ -137,7 +140,7 @@ impl Answering {
         if fields.result.may_be_task {
             self.to_client.translate(&mut answer.value);
         }
-        crate::splice::rewritten(data, &answer.value)
+        crate::jsonrpc::splice::rewritten(data, &answer.value)
     }
 
     /// The answer the proxy makes for `failure`, through the layer; the server

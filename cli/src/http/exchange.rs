@@ -18,7 +18,7 @@
 //!   request has been dropped, and the server is sent `notifications/cancelled`;
 //! - with `--invalid-params-as-tool-errors`, a `-32602` answer to a call of a
 //!   listed tool becomes an `isError` result under the layer, as on stdio
-//!   (`crate::invalid_params`): the tools listed are those of the `tools/list`
+//!   (`crate::jsonrpc::invalid_params`): the tools listed are those of the `tools/list`
 //!   answers this process relayed;
 //! - the server's task ids in the answer and in the events become the client's
 //!   ([`task_ids`](crate::http::task_ids)), after the layer, which works with
@@ -51,7 +51,6 @@ use tokio::sync::{mpsc, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::envelope::{self, Envelope};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::Cancel;
 use crate::http::client::UpstreamBody;
@@ -63,9 +62,10 @@ use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse, unread};
-use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::layer_request::Method;
-use crate::message::{Answer, requests, response_ids};
+use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::layer_request::Method;
+use crate::jsonrpc::message::{Answer, requests, response_ids};
 
 /// Sends `request` (whose body is `message`) upstream through the layer, and
 /// returns the client's response.
@@ -220,7 +220,8 @@ fn json_response(
             headers::remove_hop_by_hop(&mut parts.headers);
             // Hyper counts the body sent.
             parts.headers.remove(header::CONTENT_LENGTH);
-            let bytes = crate::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from);
+            let bytes =
+                crate::jsonrpc::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from);
             Response::from_parts(parts, whole(bytes))
         }
         Delivered::Raw { mut parts, bytes } => {
@@ -231,7 +232,7 @@ fn json_response(
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
-            made_response(crate::nested::to_vec(&answer))
+            made_response(crate::jsonrpc::nested::to_vec(&answer))
         }
     }
 }
@@ -254,10 +255,11 @@ async fn finish_stream(
             rest,
         } => {
             let data = sse::data(&event).filter(|_| read_whole);
-            let event = match data.and_then(|data| crate::splice::rewritten(&data, &answer)) {
-                Some(data) => sse::with_data(&event, &data),
-                None => event,
-            };
+            let event =
+                match data.and_then(|data| crate::jsonrpc::splice::rewritten(&data, &answer)) {
+                    Some(data) => sse::with_data(&event, &data),
+                    None => event,
+                };
             (Some(event), Some(rest))
         }
         Delivered::PassedUnread { rest } => (None, Some(rest)),
@@ -265,7 +267,7 @@ async fn finish_stream(
             if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
                 cancel.send();
             }
-            let data = crate::nested::to_vec(&answer);
+            let data = crate::jsonrpc::nested::to_vec(&answer);
             (Some(sse::event(&data)), None)
         }
     };
@@ -563,7 +565,7 @@ impl UpstreamCall {
             put(delivered, Delivered::Raw { parts, bytes });
             return layer_reads;
         }
-        match crate::nested::from_slice(&bytes) {
+        match crate::jsonrpc::nested::from_slice(&bytes) {
             Ok(answer) if !response_ids(&answer).is_empty() => {
                 put(delivered, Delivered::Json { parts, bytes });
                 answer
@@ -728,7 +730,7 @@ fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
         }
         return Found::PassedUnread(cloned(unread::awaited_among(&[&id], ids)));
     }
-    let Ok(message) = crate::nested::from_slice(data) else {
+    let Ok(message) = crate::jsonrpc::nested::from_slice(data) else {
         return Found::PassedUnread(cloned(unread::answered_ids(data, ids)));
     };
     let answer_ids = response_ids(&message);
@@ -746,7 +748,7 @@ fn cloned(ids: Vec<&Value>) -> Vec<Value> {
 }
 
 /// Which answers the layer leaves as the upstream wrote them, read by their
-/// envelope only (as the stdio mode reads its child's, `crate::envelope`): in
+/// envelope only (as the stdio mode reads its child's, `crate::jsonrpc::envelope`): in
 /// an exchange of one `tools/call` that names no task, a result that is no
 /// tool error and no task handle (nor a `-32602` error under
 /// `--invalid-params-as-tool-errors`) is passed on as its bytes, and the

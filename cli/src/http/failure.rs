@@ -73,7 +73,7 @@ impl Failure {
         let answer_one = |request: &Value| -> Option<Value> {
             let id = request.get("id").filter(|id| !answered.contains(id))?;
             let method = request.get("method")?.as_str()?;
-            Some(crate::own_answer::unanswered(
+            Some(crate::jsonrpc::own_answer::unanswered(
                 id,
                 method == "tools/call",
                 &sentence,

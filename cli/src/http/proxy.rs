@@ -16,7 +16,7 @@ use crate::http::headers::ForwardedHeaders;
 use crate::http::seen_calls::SeenCalls;
 use crate::http::task_ids::KnownTasks;
 use crate::http::upstream::UpstreamUrl;
-use crate::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::options::{Options, TimedTools};
 
 /// What every request shares: the upstream, its client, the layer, the memory

@@ -118,7 +118,7 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
-    let Ok(answer) = crate::nested::from_slice(&data) else {
+    let Ok(answer) = crate::jsonrpc::nested::from_slice(&data) else {
         return event;
     };
     let Some(tool) = answered_call(&answer).and_then(|id| proxy.seen_calls().tool(session, id))
@@ -130,7 +130,7 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
                       "params": {"name": tool}});
     let mut layered = proxy.layer().layer(Answers(answer));
     let Ok(layered) = layered.call(call).await;
-    match crate::splice::rewritten(&data, &layered) {
+    match crate::jsonrpc::splice::rewritten(&data, &layered) {
         Some(data) => sse::with_data(&event, &data),
         None => event,
     }

@@ -22,7 +22,7 @@ use crate::http::failure::describe;
 use crate::http::headers::passed_through;
 use crate::http::proxy::Proxy;
 use crate::http::{headers, replayed, task_ids};
-use crate::message::requests;
+use crate::jsonrpc::message::requests;
 
 /// Answers one request of `client`, on a connection whose `activity` learns
 /// when the request's body waits and when its answer ends. One function, with
@@ -85,7 +85,7 @@ pub(crate) async fn handle(
             let request = Request::from_parts(parts, whole(bytes));
             break 'answer direct_call::exchange(&proxy, request, call).await;
         }
-        let Ok(mut message) = crate::nested::from_slice(&bytes) else {
+        let Ok(mut message) = crate::jsonrpc::nested::from_slice(&bytes) else {
             // A body that is no JSON: the server answers it.
             break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
         };
@@ -97,7 +97,7 @@ pub(crate) async fn handle(
         } else {
             // Hyper counts the new body.
             parts.headers.remove(header::CONTENT_LENGTH);
-            Bytes::from(crate::nested::to_vec(&message))
+            Bytes::from(crate::jsonrpc::nested::to_vec(&message))
         };
         if requests(&message).is_empty() {
             // Notifications and responses to the server's requests pass as

@@ -313,7 +313,7 @@ impl ToClient {
         if !self.translate(&mut message) {
             return event;
         }
-        match crate::splice::rewritten(&data, &message) {
+        match crate::jsonrpc::splice::rewritten(&data, &message) {
             Some(data) => sse::with_data(&event, &data),
             None => event,
         }

@@ -17,7 +17,7 @@ use std::sync::{LazyLock, Mutex};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::message::response_ids;
+use crate::jsonrpc::message::response_ids;
 use crate::throttled_log::ThrottledLog;
 
 /// The ids among `awaited` that the message `data` (an event's data, which
@@ -28,7 +28,7 @@ pub(crate) fn answered_ids<'a>(data: &[u8], awaited: &'a [Value]) -> Vec<&'a Val
         return Vec::new();
     }
     let text = String::from_utf8_lossy(data);
-    let Ok(message) = crate::nested::from_slice(text.as_bytes()) else {
+    let Ok(message) = crate::jsonrpc::nested::from_slice(text.as_bytes()) else {
         return Vec::new();
     };
     awaited_among(&response_ids(&message), awaited)

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 
-use crate::message::IdKey;
+use crate::jsonrpc::message::IdKey;
 
 /// How many given-up ids are remembered at most.
 pub(crate) const REMEMBERED: usize = 4096;

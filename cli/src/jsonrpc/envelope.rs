@@ -82,6 +82,14 @@ pub(crate) enum NotJson {
     Json(serde_json::Error),
 }
 
+impl NotJson {
+    /// Whether the line is JSON nested past serde_json's limit, which
+    /// [`nested::from_slice`](crate::jsonrpc::nested::from_slice) reads.
+    pub(crate) fn is_too_deep(&self) -> bool {
+        matches!(self, Self::Json(error) if crate::jsonrpc::nested::is_too_deep(error))
+    }
+}
+
 impl fmt::Display for NotJson {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -37,14 +37,15 @@ use tokio::sync::{Notify, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::child::{Awaited, Child};
-use crate::client_io::ClientOutput;
-use crate::envelope::Fields;
-use crate::in_flight::{Awaiting, Refused, Waiting};
-use crate::invalid_params::InvalidParamsAsToolErrors;
-use crate::layer_request::{LayerRequest, Method};
-use crate::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
+use crate::jsonrpc::envelope::Fields;
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::layer_request::{LayerRequest, Method};
+use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
+use crate::jsonrpc::nested;
 use crate::options::{Options, TimedTools};
+use crate::stdio::child::{Awaited, Child};
+use crate::stdio::client_io::ClientOutput;
+use crate::stdio::in_flight::{Awaiting, Refused, Waiting};
 
 /// The stack's parts, shared by the thread reading the client, the thread
 /// reading the child and the runtime.
@@ -289,17 +290,16 @@ impl Stack {
                     ..
                 }),
             ) => {
-                let answer = match serde_json::from_slice(line) {
+                let answer = match nested::from_slice(line) {
                     Ok(value) => Answer::from_child(line.to_vec(), value),
                     Err(_) => Answer::as_is(line.to_vec()),
                 };
                 return self.resolve_held(sender, held, answer);
             }
             (true, awaiting) => {
-                let answer = match serde_json::from_slice(line) {
+                let answer = match nested::from_slice(line) {
                     Ok(value) => Answer::from_child(line.to_vec(), value),
-                    // JSON the layer cannot read (nested beyond serde_json's
-                    // limit): passed on as it is.
+                    // Not JSON: passed on as it is.
                     Err(_) => Answer::as_is(line.to_vec()),
                 };
                 (answer, awaiting)

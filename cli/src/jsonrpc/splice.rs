@@ -54,7 +54,7 @@ pub(crate) fn rewritten(bytes: &[u8], new: &Value) -> Option<Vec<u8>> {
     match splice(bytes, new) {
         Some(Spliced::Same) => None,
         Some(Spliced::Changed(spliced)) => Some(spliced),
-        None => Some(crate::nested::to_vec(new)),
+        None => Some(crate::jsonrpc::nested::to_vec(new)),
     }
 }
 
@@ -70,7 +70,7 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn value(&mut self, new: &Value) -> Option<()> {
         let (start, mark) = (self.at, self.out.len());
-        if let Some(kept) = crate::nested::kept_text(new) {
+        if let Some(kept) = crate::jsonrpc::nested::kept_text(new) {
             // A value read as its text: copied as long as it is the same.
             self.skip_value()?;
             let written = &self.bytes[start..self.at];
@@ -100,7 +100,7 @@ impl Walk<'_> {
             self.at = start;
             self.skip_value()?;
             self.out.truncate(mark);
-            crate::nested::to_writer(&mut self.out, new);
+            crate::jsonrpc::nested::to_writer(&mut self.out, new);
             self.changed = true;
         }
         Some(())

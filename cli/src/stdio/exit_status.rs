@@ -6,8 +6,8 @@ use std::process::ExitStatus;
 
 use serde_json::Value;
 
-use crate::message::Answer;
-use crate::own_answer;
+use crate::jsonrpc::message::Answer;
+use crate::jsonrpc::own_answer;
 
 /// `exit code N` or `signal NAME`, as the answers of a crashed server say it.
 pub(crate) fn describe(status: ExitStatus) -> String {

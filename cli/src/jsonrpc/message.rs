@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tower_service::Service;
 
-use crate::splice::Spliced;
+use crate::jsonrpc::splice::Spliced;
 
 /// The answer to a client request (or batch).
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub(crate) struct Answer {
     pub(crate) line: Option<Vec<u8>>,
     /// Whether the layer reads the answer: not when its envelope shows that
     /// the layer would leave it as it is. The line of an answer it read is
-    /// written with what the layer changed spliced in (`crate::splice`).
+    /// written with what the layer changed spliced in (`crate::jsonrpc::splice`).
     pub(crate) read: bool,
     /// Told when the answer is written to the client, so that the child's next
     /// line is not written before it.
@@ -67,7 +67,7 @@ impl Answer {
     pub(crate) fn into_line(self) -> (Vec<u8>, Option<oneshot::Sender<()>>) {
         let line = match self.line {
             Some(line) if !self.read => line,
-            Some(line) => match crate::splice::splice(&line, &self.value) {
+            Some(line) => match crate::jsonrpc::splice::splice(&line, &self.value) {
                 Some(Spliced::Same) => line,
                 Some(Spliced::Changed(spliced)) => spliced,
                 None => serialized(&self.value),
@@ -80,7 +80,7 @@ impl Answer {
 
 /// `value` as a line of its own.
 fn serialized(value: &Value) -> Vec<u8> {
-    let mut line = crate::nested::to_vec(value);
+    let mut line = crate::jsonrpc::nested::to_vec(value);
     line.push(b'\n');
     line
 }

@@ -6,15 +6,15 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::client_io;
-use crate::envelope::{self, Envelope};
-use crate::layer_request::LayerRequest;
-use crate::lines::Lines;
-use crate::message::requests;
-use crate::stack::Stack;
+use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::layer_request::LayerRequest;
+use crate::jsonrpc::message::requests;
+use crate::jsonrpc::nested;
+use crate::stdio::client_io;
+use crate::stdio::lines::Lines;
+use crate::stdio::stack::Stack;
 
 /// Starts the thread; `closed` is told at the end of the client's stdin, once
 /// the child's is closed.
@@ -70,27 +70,31 @@ fn client_line(stack: &Stack, line: &[u8]) {
             }
             child.input().write(line);
         }
-        Ok(Envelope::Batch) => client_batch(stack, line),
+        Ok(Envelope::Batch) => client_whole(stack, line),
+        // Nested past the envelope's limit: read whole, to any depth.
+        Err(error) if error.is_too_deep() => client_whole(stack, line),
         // Not JSON: the child answers it.
         Err(_) => child.input().write(line),
     }
 }
 
-/// A batch: its requests go through the layer when sent; its cancellations
-/// withdraw their requests; it goes to the child whole.
-fn client_batch(stack: &Stack, line: &[u8]) {
+/// A batch, or a message nested too deep for its envelope: read whole, its
+/// requests go through the layer when sent; its cancellations withdraw their
+/// requests; it goes to the child whole.
+fn client_whole(stack: &Stack, line: &[u8]) {
     let child = stack.child();
-    let Ok(batch) = serde_json::from_slice::<Value>(line) else {
-        // JSON nested beyond serde_json's limit: the child answers it.
+    let Ok(message) = nested::from_slice(line) else {
+        // Not JSON after all: the child answers it.
         child.input().write(line);
         return;
     };
-    child.withdraw_cancelled_in(&batch);
-    let requests = requests(&batch);
+    child.withdraw_cancelled_in(&message);
+    let requests = requests(&message);
     if requests.is_empty() {
         // Notifications and responses to the child's requests pass as they are.
         child.input().write(line);
         return;
     }
-    stack.send(line, LayerRequest::Whole(batch), requests, true);
+    let batch = message.is_array();
+    stack.send(line, LayerRequest::Whole(message), requests, batch);
 }

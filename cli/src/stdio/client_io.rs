@@ -14,7 +14,7 @@ use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::message::Answer;
+use crate::jsonrpc::message::Answer;
 
 /// The wrapper's stdin, as a file of its own (a duplicate of descriptor 0):
 /// read without the standard library's lock and buffer.

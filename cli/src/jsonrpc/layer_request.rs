@@ -1,12 +1,12 @@
 //! What the layer reads of a client request, in both modes: its id, its
 //! method and the tool or task it names, read from its envelope without
-//! parsing the rest (`crate::envelope`), and given to the layer as a small
+//! parsing the rest (`crate::jsonrpc::envelope`), and given to the layer as a small
 //! JSON value; and whether the layer may change the answer to it, which the
 //! answer's envelope tells.
 
 use serde_json::{Value, json};
 
-use crate::envelope::Fields;
+use crate::jsonrpc::envelope::Fields;
 
 /// What the layer reads of a client message.
 #[derive(Debug, Clone)]
@@ -148,7 +148,7 @@ fn trace_context(line: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envelope::{self, Envelope};
+    use crate::jsonrpc::envelope::{self, Envelope};
 
     fn fields(line: &str) -> Fields<'_> {
         match envelope::read(line.as_bytes()) {

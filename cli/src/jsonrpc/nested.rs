@@ -1,7 +1,7 @@
 //! JSON of any depth read as a [`Value`] no deeper than serde_json reads one:
 //! a container nested [`LEVELS`] deep is kept as its text, in a string only
 //! this module writes ([`kept_text`]), and is written back as that text
-//! ([`to_vec`], and `crate::splice`).
+//! ([`to_vec`], and `crate::jsonrpc::splice`).
 //!
 //! serde_json stops at 128 levels, so that reading does not overflow the
 //! stack; turning the limit off (its `unbounded_depth`, with serde_stacker to
@@ -52,7 +52,7 @@ pub(crate) fn from_slice(bytes: &[u8]) -> serde_json::Result<Value> {
 
 /// Whether serde_json stopped at its limit of depth.
 #[cold]
-fn is_too_deep(error: &serde_json::Error) -> bool {
+pub(crate) fn is_too_deep(error: &serde_json::Error) -> bool {
     error.is_syntax() && error.to_string().starts_with("recursion limit exceeded")
 }
 

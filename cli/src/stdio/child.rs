@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tower_service::Service;
 
-use crate::in_flight::{InFlight, Refused, Ticket};
-use crate::message::{Answer, Withdrawn, cancelled_ids};
+use crate::jsonrpc::message::{Answer, Withdrawn, cancelled_ids};
+use crate::stdio::in_flight::{InFlight, Refused, Ticket};
 
 /// The state shared by the thread reading the client, the thread reading the
 /// child, and the runtime.

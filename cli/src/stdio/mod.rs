@@ -1,8 +1,28 @@
-//! The relay: the client's stdin to the child and the child's stdout to the
-//! client, each direction on a thread of its own with blocking pipes (see
-//! `from_client`, `from_child`), until the child exits; the runtime (one
-//! thread) waits for the child, passes signals on, keeps the grace periods and
-//! polls the layer's futures that hold a timer.
+//! The stdio mode, `mcp-tool-errors COMMAND`: the relay of the client's stdin
+//! to the child and the child's stdout to the client, each direction on a
+//! thread of its own with blocking pipes (see `from_client`, `from_child`),
+//! until the child exits; the runtime (one thread) waits for the child, passes
+//! signals on, keeps the grace periods and polls the layer's futures that hold
+//! a timer.
+//!
+//! The files: `stack` (the layer's stack over one request, and when it runs),
+//! `child` (the requests in flight, the child's stdin, the service a timed
+//! request waits on), `lines` (lines of a pipe), `client_io` (the client's
+//! side of the pipes), `from_client` and `from_child` (the threads relaying
+//! each direction), `in_flight` (matching answers to requests by id),
+//! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an
+//! id in flight), `exit_status`; this file holds the loops.
+
+pub(crate) mod child;
+pub(crate) mod client_io;
+pub(crate) mod exit_status;
+mod from_child;
+mod from_client;
+mod given_up;
+mod id_in_use;
+pub(crate) mod in_flight;
+mod lines;
+pub(crate) mod stack;
 
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -11,13 +31,12 @@ use std::time::Duration;
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
-use crate::child::Child;
-use crate::client_io::ClientOutput;
-use crate::exit_status::{self, describe, exit_code};
+use self::exit_status::{describe, exit_code};
 use crate::options::Options;
 use crate::signals;
-use crate::stack::Stack;
-use crate::{from_child, from_client};
+use crate::stdio::child::Child;
+use crate::stdio::client_io::ClientOutput;
+use crate::stdio::stack::Stack;
 
 /// How long the child may take to exit after the client closed stdin, or after
 /// it closed its stdout, before it is killed.

@@ -9,12 +9,12 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::exit_status::exited_answer;
-use crate::given_up::GivenUp;
-use crate::id_in_use;
-use crate::layer_request::LayerRequest;
-use crate::message::{Answer, IdKey, id_key};
-use crate::stack::Held;
+use crate::jsonrpc::layer_request::LayerRequest;
+use crate::jsonrpc::message::{Answer, IdKey, id_key};
+use crate::stdio::exit_status::exited_answer;
+use crate::stdio::given_up::GivenUp;
+use crate::stdio::id_in_use;
+use crate::stdio::stack::Held;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]
@@ -166,7 +166,7 @@ impl InFlight {
     }
 
     /// The client cancelled request `id`: it is given up without an answer
-    /// (its future ends with [`Withdrawn`](crate::message::Withdrawn), as its
+    /// (its future ends with [`Withdrawn`](crate::jsonrpc::message::Withdrawn), as its
     /// sender is dropped here). Returns whether the child is to be told, which
     /// it is unless the id was given up already (the child was told then).
     ///
@@ -325,8 +325,8 @@ mod tests {
         assert!(in_flight.waiting.is_empty() && in_flight.by_id.is_empty());
         assert!(in_flight.waiting.capacity() < 16 && in_flight.by_id.capacity() < 16);
         let (remembered, queued) = in_flight.given_up.sizes();
-        assert_eq!(remembered, crate::given_up::REMEMBERED);
-        assert_eq!(queued, crate::given_up::REMEMBERED);
+        assert_eq!(remembered, crate::stdio::given_up::REMEMBERED);
+        assert_eq!(queued, crate::stdio::given_up::REMEMBERED);
     }
 
     #[test]

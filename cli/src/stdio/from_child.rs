@@ -7,14 +7,13 @@
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::envelope::{self, Envelope};
-use crate::lines::Lines;
-use crate::message::response_ids;
-use crate::stack::Stack;
+use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::message::response_ids;
+use crate::stdio::lines::Lines;
+use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
 
 /// Starts the thread and the runtime's task that writes the counts of log
@@ -67,7 +66,8 @@ fn route_child_line(stack: &Stack, line: &[u8], logs: &ChildLogs) {
     }
     let fields = match envelope::read(line) {
         Ok(Envelope::Single(fields)) => fields,
-        Ok(Envelope::Batch) => return route_child_batch(stack, line),
+        Ok(Envelope::Batch) => return route_child_whole(stack, line),
+        Err(error) if error.is_too_deep() => return route_child_whole(stack, line),
         Err(error) => {
             logs.event(Log::NotJson, || {
                 let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
@@ -90,11 +90,10 @@ fn route_child_line(stack: &Stack, line: &[u8], logs: &ChildLogs) {
     stack.output().write(line);
 }
 
-/// A batch from the child, read whole: an answer to a batch in flight, or
-/// anything else.
-fn route_child_batch(stack: &Stack, line: &[u8]) {
-    // JSON nested beyond serde_json's limit is passed on as it is.
-    if let Ok(batch) = serde_json::from_slice::<Value>(line) {
+/// A batch from the child, or a message nested too deep for its envelope,
+/// read whole: an answer to a request or batch in flight, or anything else.
+fn route_child_whole(stack: &Stack, line: &[u8]) {
+    if let Ok(batch) = crate::jsonrpc::nested::from_slice(line) {
         let ids = response_ids(&batch);
         let waiting = (!ids.is_empty())
             .then(|| stack.child().in_flight().answered(&ids))

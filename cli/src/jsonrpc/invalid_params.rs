@@ -16,7 +16,7 @@ use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use tower_service::Service;
 
-use crate::message::Answer;
+use crate::jsonrpc::message::Answer;
 
 /// The JSON-RPC code of invalid params.
 const INVALID_PARAMS: i64 = -32602;

@@ -14,8 +14,8 @@
 
 use serde_json::Value;
 
-use crate::message::Answer;
-use crate::own_answer::{self, INVALID_REQUEST};
+use crate::jsonrpc::message::Answer;
+use crate::jsonrpc::own_answer::{self, INVALID_REQUEST};
 
 /// The refusal of `requests` (a message or a batch), where `reused[i]` says
 /// whether the id of `requests[i]` is already in use; at least one is.
