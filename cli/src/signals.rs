@@ -10,21 +10,26 @@
 //! child gets SIGKILL when the wrapper dies, even of SIGKILL.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::mpsc;
 
-/// The signals passed to the child.
+/// The signals passed to the child: the wrapper's own (the stdio mode), or
+/// those a bridge's session sends when it ends.
 #[derive(Debug)]
-pub(crate) struct Forwarded {
-    interrupt: Signal,
-    terminate: Signal,
-    hangup: Signal,
-    quit: Signal,
+pub(crate) enum Forwarded {
+    Received {
+        interrupt: Signal,
+        terminate: Signal,
+        hangup: Signal,
+        quit: Signal,
+    },
+    Sent(mpsc::UnboundedReceiver<i32>),
 }
 
 impl Forwarded {
     /// Takes SIGINT, SIGTERM, SIGHUP and SIGQUIT over from their default
     /// action (exiting).
     pub(crate) fn install() -> std::io::Result<Self> {
-        Ok(Self {
+        Ok(Self::Received {
             interrupt: signal(SignalKind::interrupt())?,
             terminate: signal(SignalKind::terminate())?,
             hangup: signal(SignalKind::hangup())?,
@@ -32,13 +37,30 @@ impl Forwarded {
         })
     }
 
+    /// The signals sent on the returned sender.
+    pub(crate) fn sent() -> (mpsc::UnboundedSender<i32>, Self) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (sender, Self::Sent(receiver))
+    }
+
     /// Waits for the next of these signals and returns its number.
     pub(crate) async fn next(&mut self) -> i32 {
-        tokio::select! {
-            _ = self.interrupt.recv() => libc::SIGINT,
-            _ = self.terminate.recv() => libc::SIGTERM,
-            _ = self.hangup.recv() => libc::SIGHUP,
-            _ = self.quit.recv() => libc::SIGQUIT,
+        match self {
+            Self::Received {
+                interrupt,
+                terminate,
+                hangup,
+                quit,
+            } => tokio::select! {
+                _ = interrupt.recv() => libc::SIGINT,
+                _ = terminate.recv() => libc::SIGTERM,
+                _ = hangup.recv() => libc::SIGHUP,
+                _ = quit.recv() => libc::SIGQUIT,
+            },
+            Self::Sent(sent) => match sent.recv().await {
+                Some(signal) => signal,
+                None => std::future::pending().await,
+            },
         }
     }
 }

@@ -28,8 +28,8 @@ use tokio::time::Instant;
 
 use crate::http::connections::Connections;
 use crate::http::drain::{self, Phase};
-use crate::http::proxy::Proxy;
-use crate::http::{headers, route};
+use crate::http::headers;
+use crate::http::site::Site;
 use crate::throttled_log::ThrottledLog;
 
 /// The listen queue when the system does not say its most, eight times the
@@ -74,9 +74,9 @@ fn backlog(somaxconn: Option<&str>) -> u32 {
 }
 
 /// Accepts connections on `listener` and serves each, until `until` resolves.
-pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: impl Future) {
+pub(crate) async fn accept<S: Site>(listener: &TcpListener, site: &Arc<S>, until: impl Future) {
     tokio::pin!(until);
-    let connections = proxy.connections();
+    let connections = site.connections();
     loop {
         if connections.many_closing() {
             // Their descriptors are freed once their tasks run.
@@ -115,7 +115,7 @@ pub(crate) async fn accept(listener: &TcpListener, proxy: &Arc<Proxy>, until: im
             connections.make_room(1);
         }
         trouble_over();
-        serve(proxy.clone(), stream, client_address);
+        serve(site.clone(), stream, client_address);
     }
 }
 
@@ -175,25 +175,27 @@ fn trouble_over() {
     }
 }
 
-/// Serves one connection in a task of its own. At the start of a drain, the
-/// request being served is finished and no other is read; a connection that
-/// has sent no request yet gets [`drain::FIRST_REQUEST_GRACE`] to send one.
-fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
+/// Serves one connection in a task of its own. During a drain, it is closed
+/// once it reads a request whose answer has not started, after that answer
+/// ([`drain::until_closing_is_safe`]).
+fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr) {
     // An answer goes out in pieces (an event stream's head, each event):
     // without TCP_NODELAY the last piece would wait for the client's delayed
     // ACK (40 ms on Linux) on a kept-alive connection.
     let _ = stream.set_nodelay(true);
-    let stream = proxy.connections().watch(stream);
+    let stream = site.connections().watch(stream);
     tokio::spawn(async move {
-        let drain = proxy.drain().clone();
+        let drain = site.drain().clone();
         let request_read = Arc::new(Notify::new());
         let read = request_read.clone();
         let client = Arc::new(headers::Client::new(client_address));
         let activity = stream.activity().clone();
+        let answered = activity.clone();
         let service = service_fn(move |request| {
             read.notify_one();
             activity.request_started();
-            route::handle(proxy.clone(), request, client.clone(), activity.clone())
+            site.clone()
+                .handle(request, client.clone(), activity.clone())
         });
         // No timer of hyper's (`header_read_timeout`): the limits on clients
         // are the sweep's (`connections`).
@@ -205,15 +207,13 @@ fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
             _ = connection.as_mut() => return,
             () = drain.reached(Phase::Draining) => {}
         }
-        // Hyper's graceful shutdown closes a connection from which it has read
-        // nothing yet, unanswered; but a load balancer writes its request
-        // right after connecting, so it may be on its way: a request sent
-        // and never answered, which no balancer retries.
-        tokio::select! {
-            _ = connection.as_mut() => return,
-            () = request_read.notified() => {}
-            () = tokio::time::sleep(drain::FIRST_REQUEST_GRACE) => {}
-            () = drain.reached(Phase::Expired) => {}
+        // Hyper's graceful shutdown closes an idle connection at once, under
+        // a balancer that may be sending on it: not before it is safe.
+        let ended =
+            drain::until_closing_is_safe(connection.as_mut(), &drain, &request_read, &answered)
+                .await;
+        if ended {
+            return;
         }
         connection.as_mut().graceful_shutdown();
         let _ = connection.await;
@@ -225,7 +225,7 @@ fn serve(proxy: Arc<Proxy>, stream: TcpStream, client_address: SocketAddr) {
 /// sent its request on them already, and closing the listener would reset
 /// them, a request lost that no balancer retries (it was sent). Refused
 /// connections, from then on, a balancer sends elsewhere.
-pub(crate) fn accept_queued(listener: TcpListener, proxy: &Arc<Proxy>) {
+pub(crate) fn accept_queued<S: Site>(listener: TcpListener, site: &Arc<S>) {
     // Asked of the system itself: tokio's readiness may not have seen the
     // latest connections yet.
     let listener = match listener.into_std() {
@@ -242,7 +242,7 @@ pub(crate) fn accept_queued(listener: TcpListener, proxy: &Arc<Proxy>) {
                     .set_nonblocking(true)
                     .and_then(|()| TcpStream::from_std(stream));
                 match stream {
-                    Ok(stream) => serve(proxy.clone(), stream, client_address),
+                    Ok(stream) => serve(site.clone(), stream, client_address),
                     Err(error) => crate::log(&format!("cannot serve a queued connection: {error}")),
                 }
             }

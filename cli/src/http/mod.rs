@@ -28,7 +28,8 @@
 //! task ids the client sees, which carry what any replica needs), `body`,
 //! `drain` (SIGTERM), `accept` (connections accepted and served),
 //! `client_limits` (how long a client's head, body and idle connection may
-//! take, and how many connections are served), `activity` (what each
+//! take, and how many connections are served), `site` (what a listener
+//! serves: this proxy, or the bridge), `activity` (what each
 //! connection is doing, as those limits read it), `connections` (every
 //! connection, closed past its limit or to make room), and `workers` (a
 //! thread and a runtime per CPU, accepting from one listener).
@@ -54,6 +55,7 @@ mod proxy;
 mod replayed;
 mod route;
 mod seen_calls;
+pub(crate) mod site;
 mod sse;
 mod task_ids;
 mod unread;

@@ -35,14 +35,20 @@ pub(crate) struct ClientOutput {
 }
 
 impl ClientOutput {
-    pub(crate) fn new() -> std::io::Result<Self> {
-        let stdout = duplicate(std::io::stdout().as_fd())?;
-        Ok(Self {
-            stdout: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, stdout))),
-        })
+    /// The wrapper's own stdout.
+    pub(crate) fn stdout() -> std::io::Result<Self> {
+        Ok(Self::to(duplicate(std::io::stdout().as_fd())?))
     }
 
-    fn stdout(&self) -> MutexGuard<'_, Option<BufWriter<File>>> {
+    /// Lines for the client written to `pipe` (the bridge's side of a
+    /// session).
+    pub(crate) fn to(pipe: File) -> Self {
+        Self {
+            stdout: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, pipe))),
+        }
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Option<BufWriter<File>>> {
         // A failed write drops the writer: nothing is left half-done.
         self.stdout
             .lock()
@@ -52,7 +58,7 @@ impl ClientOutput {
     /// Writes `line` (newline included) without flushing: the caller flushes
     /// when it has no more lines ready.
     pub(crate) fn write(&self, line: &[u8]) {
-        let mut stdout = self.stdout();
+        let mut stdout = self.writer();
         if let Some(writer) = stdout.as_mut()
             && let Err(error) = writer.write_all(line)
         {
@@ -62,7 +68,7 @@ impl ClientOutput {
 
     /// Sends what is written so far.
     pub(crate) fn flush(&self) {
-        let mut stdout = self.stdout();
+        let mut stdout = self.writer();
         if let Some(writer) = stdout.as_mut()
             && let Err(error) = writer.flush()
         {

@@ -4,6 +4,7 @@
 //! child as it is. Only the envelope of a single message is read (see
 //! `envelope`); a batch is read whole.
 
+use std::fs::File;
 use std::sync::Arc;
 
 use tokio::sync::oneshot;
@@ -12,14 +13,16 @@ use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::requests;
 use crate::jsonrpc::nested;
-use crate::stdio::client_io;
 use crate::stdio::lines::Lines;
 use crate::stdio::stack::Stack;
 
-/// Starts the thread; `closed` is told at the end of the client's stdin, once
-/// the child's is closed.
-pub(crate) fn spawn(stack: Arc<Stack>, closed: oneshot::Sender<()>) -> std::io::Result<()> {
-    let stdin = client_io::stdin()?;
+/// Starts the thread reading `stdin`; `closed` is told at its end, once the
+/// child's stdin is closed.
+pub(crate) fn spawn(
+    stack: Arc<Stack>,
+    stdin: File,
+    closed: oneshot::Sender<()>,
+) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("stdin".to_owned())
         .spawn(move || {
