@@ -55,7 +55,7 @@ impl Doing {
     }
 
     /// The word saying that the connection does this since `since`.
-    fn since(self, since: u64) -> u64 {
+    const fn since(self, since: u64) -> u64 {
         let step: u64 = match self {
             Self::Head => 0,
             Self::Request => 1,
@@ -188,7 +188,29 @@ impl Activity {
 
     /// A request's head came whole: it is served.
     pub(crate) fn request_started(&self) {
-        self.doing.store(Doing::Request.since(0), Ordering::Relaxed);
+        self.doing.store(Self::AWAITING_ANSWER, Ordering::Relaxed);
+    }
+
+    /// The word of a request whose answer has not started: [`Doing::Request`]
+    /// since 0. Serving a request, the time bits say only whether a byte of
+    /// the answer was written (1), which no limit reads.
+    const AWAITING_ANSWER: u64 = Doing::Request.since(0);
+
+    /// Bytes went to the client: a request's answer has started. Read first,
+    /// and only read unless awaiting its answer: it runs at every write.
+    fn bytes_written(&self) {
+        if self.doing.load(Ordering::Relaxed) == Self::AWAITING_ANSWER {
+            // Only this connection's task moves a request on (the sweep
+            // claims idle connections and heads only).
+            self.doing.store(Doing::Request.since(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a request is served and nothing of its answer was written yet:
+    /// its head is still to be made, and says `Connection: close` if the
+    /// connection is shut down gracefully now.
+    pub(crate) fn awaits_answer(&self) -> bool {
+        self.doing.load(Ordering::Relaxed) == Self::AWAITING_ANSWER
     }
 
     /// The response was written at `now`: the connection waits for the next
@@ -271,6 +293,7 @@ impl WatchedStream {
     /// A write went out, or waits for room in the socket (the client does
     /// not read).
     fn written(&self, pending: bool) {
+        self.registered.activity().bytes_written();
         let send = &self.registered.activity().send;
         if pending {
             send.begins(coarse_now);
@@ -484,6 +507,21 @@ mod tests {
         assert_eq!(activity.doing(), (Doing::Head, 80_000));
         assert_eq!(activity.overdue(&limits(), 139_999), None);
         assert!(activity.overdue(&limits(), 140_000).is_some());
+    }
+
+    #[test]
+    fn a_request_awaits_its_answer_until_a_byte_of_it_is_written() {
+        let activity = Activity::new(0);
+        assert!(!activity.awaits_answer());
+        activity.request_started();
+        assert!(activity.awaits_answer());
+        activity.bytes_written();
+        assert!(!activity.awaits_answer());
+        assert_eq!(activity.doing().0, Doing::Request);
+        assert_eq!(activity.unused_since(), None);
+        activity.response_ended(5);
+        activity.bytes_written();
+        assert_eq!(activity.doing(), (Doing::Idle, 5));
     }
 
     #[test]

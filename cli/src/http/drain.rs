@@ -1,20 +1,31 @@
-//! Draining on SIGTERM (or SIGINT): the listener is closed, every connection
-//! finishes the request it serves and closes, and the calls in flight get
-//! `--drain-timeout` to be answered. The connections the system queued before
-//! the listener closed are served too, and a connection that has sent no
-//! request yet gets [`FIRST_REQUEST_GRACE`] to send one: a load balancer's
-//! request on them was sent, and is retried nowhere if dropped. At the drain
-//! timeout the calls still waiting for the server are answered as at a
-//! timeout: an `isError` result for a
-//! `tools/call`, `-32603` otherwise, with [`Failure::Drained`]'s sentence, and
-//! the server is sent `notifications/cancelled` for each. The command then
-//! exits 0, as soon as every connection is closed, or after [`GRACE`].
+//! Draining on SIGTERM (or SIGINT): the listener is closed, and the calls in
+//! flight get `--drain-timeout` to be answered. The connections the system
+//! queued before the listener closed are served too. No connection is closed
+//! under a client that may still send on it: a load balancer keeps its
+//! connections alive and sends on any of them at any time, and a request it
+//! sent on a connection closed at that moment is lost (nginx retries no `POST`
+//! once sent). So a connection is shut down only once it reads a request
+//! whose answer has not started: that answer then says `Connection: close`
+//! and the connection closes after it, so the balancer sends nothing more on
+//! it and, its new connections refused, moves on to another replica. A
+//! connection with no such request stays open until its client closes it,
+//! its own limits close it (`--keepalive-timeout`, longer than a balancer's
+//! idle timeout), or the drain timeout. At the drain timeout the calls still
+//! waiting for the server are answered as at a timeout: an `isError` result
+//! for a `tools/call`, `-32603` otherwise, with [`Failure::Drained`]'s
+//! sentence, and the server is sent `notifications/cancelled` for each. The
+//! command then exits 0, as soon as every connection is closed, or after
+//! [`GRACE`].
 //!
 //! [`Failure::Drained`]: crate::http::failure::Failure::Drained
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
+
+use crate::http::activity::Activity;
 
 /// The drain timeout when `--drain-timeout` does not say.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -23,12 +34,6 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// written before the command exits anyway (a GET event stream, for one, is
 /// never done by itself).
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
-
-/// How long a connection that has sent no request when the drain starts gets
-/// to send its first: a load balancer writes it right after connecting, and
-/// one that connected just before the listener closed has its request on the
-/// way. A connection that sends nothing is closed then.
-pub(crate) const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
 
 /// Where the process is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,6 +63,37 @@ impl Drain {
         let mut receiver = self.0.clone();
         if receiver.wait_for(|now| *now >= phase).await.is_err() {
             // The sender is gone: the process is exiting.
+        }
+    }
+}
+
+/// Drives `connection`, whose client's requests `requests` tells of and
+/// whose `activity` says whether the answer to its request has started, from
+/// the drain's start until it may be shut down: until it reads a request
+/// whose answer has not started (the answer then says `Connection: close`),
+/// or the drain timeout. `true` when the connection ended first.
+///
+/// A request in progress whose answer has started when the drain starts is
+/// finished as it began, the connection kept alive after it: closing at its
+/// end would race the balancer's next request, as closing an idle connection
+/// does.
+pub(crate) async fn until_closing_is_safe<C: Future>(
+    mut connection: Pin<&mut C>,
+    drain: &Drain,
+    requests: &Notify,
+    activity: &Activity,
+) -> bool {
+    loop {
+        if activity.awaits_answer() {
+            return false;
+        }
+        // A request read before the drain may have left a permit: the check
+        // above then runs once more, and the wait starts over.
+        tokio::select! {
+            biased;
+            () = requests.notified() => {}
+            () = drain.reached(Phase::Expired) => return false,
+            _ = connection.as_mut() => return true,
         }
     }
 }

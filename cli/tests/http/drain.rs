@@ -291,3 +291,98 @@ async fn readyz_answers_503_from_sigterm_while_a_call_is_in_flight_and_livez_200
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert_eq!(proxy.exited().await.code(), Some(0));
 }
+
+/// A `tools/call` of `deploy` with `id` to the endpoint at `address`.
+fn call_request(
+    address: SocketAddr,
+    id: u64,
+) -> hyper::Request<http_body_util::Full<hyper::body::Bytes>> {
+    hyper::Request::post("/mcp")
+        .header("host", address.to_string())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(http_body_util::Full::new(tool_call(id, "deploy").into()))
+        .unwrap()
+}
+
+/// Waits until the proxy says that it drains, and gives its connections'
+/// tasks time to see it.
+async fn draining(proxy: &Proxy) {
+    bounded("the proxy drains", async {
+        while !proxy.log().contains("draining:") {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_idle_at_sigterm_is_answered_its_next_request_with_connection_close()
+ {
+    use http_body_util::BodyExt;
+    let upstream = Upstream::start(|request| {
+        Reply::json(&error_result(
+            request.json()["id"].as_u64().unwrap(),
+            "disk full",
+        ))
+    })
+    .await;
+    // A drain timeout longer than the test's patience: the connection closes
+    // after its answer, and the proxy exits then.
+    let mut proxy = Proxy::start(&upstream.url(), &["--drain-timeout", "1h"]).await;
+    let address = proxy.address;
+    let stream = bounded("connect", TcpStream::connect(address))
+        .await
+        .unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    let connection = tokio::spawn(connection);
+    let first = bounded(
+        "the first answer",
+        sender.send_request(call_request(address, 1)),
+    )
+    .await
+    .expect("the first answer");
+    assert_eq!(first.headers().get("connection"), None);
+    bounded("the first body", first.into_body().collect())
+        .await
+        .unwrap();
+
+    // The connection is idle, kept alive, as a load balancer keeps it.
+    proxy.terminate();
+    refuses(address).await;
+    draining(&proxy).await;
+
+    let second = bounded(
+        "the second answer",
+        sender.send_request(call_request(address, 2)),
+    )
+    .await
+    .unwrap_or_else(|error| {
+        panic!(
+            "the request sent on the kept-alive connection was not answered: {error}; \
+                 the proxy said: {}",
+            proxy.log()
+        )
+    });
+    assert_eq!(second.status(), 200);
+    assert_eq!(second.headers()["connection"], "close");
+    let body = bounded("the second body", second.into_body().collect())
+        .await
+        .unwrap()
+        .to_bytes();
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("deploy", "disk full")
+    );
+    // Closed after that answer: the drain is over.
+    bounded("the connection closes", connection)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(proxy.exited().await.code(), Some(0));
+}
