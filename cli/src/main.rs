@@ -31,6 +31,7 @@ macro_rules! event {
     };
 }
 
+mod bridge;
 mod http;
 mod jsonrpc;
 mod observability_options;
@@ -45,16 +46,16 @@ use clap::Parser;
 fn main() {
     let options = options::Options::parse();
     let telemetry = telemetry::install(&options.observability);
-    let http = options.upstream.clone().zip(options.listen);
     let mut runtime = tokio::runtime::Builder::new_current_thread();
     runtime.enable_all();
-    if http.is_none() {
+    if options.listen.is_none() {
         runtime.max_blocking_threads(stdio::BLOCKING_THREADS);
     }
     let runtime = runtime.build().expect("the runtime starts");
-    let code = match http {
-        Some((upstream, listen)) => runtime.block_on(http::run(&options, upstream, listen)),
-        None => runtime.block_on(stdio::run(options, telemetry.traced())),
+    let code = match (options.upstream.clone(), options.listen) {
+        (Some(upstream), Some(listen)) => runtime.block_on(http::run(&options, upstream, listen)),
+        (None, Some(listen)) => runtime.block_on(bridge::run(options, listen, telemetry.traced())),
+        _ => runtime.block_on(stdio::run(options, telemetry.traced())),
     };
     // Outside the runtime: the exporters' threads send what is left.
     telemetry.flush();

@@ -12,7 +12,7 @@ use mcp_tool_errors::ToolErrorLayer;
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR"
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR\n       mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]..."
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
@@ -48,51 +48,80 @@ pub(crate) struct Options {
     #[arg(long, value_name = "URL", value_parser = crate::http::upstream::parse_upstream, requires = "listen")]
     pub(crate) upstream: Option<crate::http::upstream::UpstreamUrl>,
 
-    /// With --upstream: the address to serve plain HTTP on (e.g. 0.0.0.0:8080;
-    /// port 0 picks a free one); `listening on ADDR` is printed on stderr.
-    #[arg(
-        long,
-        value_name = "ADDR",
-        requires = "upstream",
-        conflicts_with = "command"
-    )]
+    /// The address to serve plain HTTP on (e.g. 127.0.0.1:8080; port 0 picks
+    /// a free one); `listening on ADDR` is printed on stderr. With --upstream,
+    /// in front of that server; with COMMAND, the bridge: the stdio server
+    /// COMMAND served over Streamable HTTP at http://ADDR/mcp, a child per
+    /// session.
+    #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<std::net::SocketAddr>,
 
-    /// With --upstream: on SIGTERM or SIGINT, stop accepting connections and
+    /// With --listen and COMMAND: the path of the MCP endpoint. Default: /mcp.
+    #[arg(long, value_name = "PATH", value_parser = parse_path, requires = "listen", conflicts_with = "upstream")]
+    pub(crate) path: Option<String>,
+
+    /// With --listen and COMMAND: end a session (and its child) after
+    /// DURATION with no request and no open stream. Default: 10m.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen", conflicts_with = "upstream")]
+    pub(crate) session_idle_timeout: Option<Duration>,
+
+    /// With --listen and COMMAND: run at most N sessions (children) at once;
+    /// one more `initialize` is answered 503 with Retry-After. Default: 64.
+    #[arg(long, value_name = "N", value_parser = parse_max_sessions, requires = "listen", conflicts_with = "upstream")]
+    pub(crate) max_sessions: Option<usize>,
+
+    /// With --listen and COMMAND: clients must send `Authorization: Bearer
+    /// TOKEN`, TOKEN being the first line of the file at PATH (else 401).
+    /// Required to listen on an address that is not loopback, unless
+    /// --allow-unauthenticated.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "listen",
+        conflicts_with = "upstream"
+    )]
+    pub(crate) auth_token_file: Option<std::path::PathBuf>,
+
+    /// With --listen and COMMAND: serve an address that is not loopback
+    /// without --auth-token-file (something in front authenticates).
+    #[arg(long, requires = "listen", conflicts_with_all = ["upstream", "auth_token_file"])]
+    pub(crate) allow_unauthenticated: bool,
+
+    /// With --listen: on SIGTERM or SIGINT, stop accepting connections and
     /// give the calls in flight DURATION to finish; those that have not are
     /// answered as at a timeout, and the command exits 0. Default: 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen")]
     pub(crate) drain_timeout: Option<Duration>,
 
-    /// With --upstream: close a client's connection whose request head has
+    /// With --listen: close a client's connection whose request head has
     /// not come whole DURATION after its first byte (or, for the
     /// connection's first request, after it connected). Default: 60s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen")]
     pub(crate) client_header_timeout: Option<Duration>,
 
-    /// With --upstream: close a client's connection whose request body sends
+    /// With --listen: close a client's connection whose request body sends
     /// nothing for DURATION while it is read. Default: 60s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen")]
     pub(crate) client_body_timeout: Option<Duration>,
 
-    /// With --upstream: close a client's connection that reads nothing of
+    /// With --listen: close a client's connection that reads nothing of
     /// its answer for DURATION while the proxy has some to write. Default:
     /// 60s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen")]
     pub(crate) client_send_timeout: Option<Duration>,
 
-    /// With --upstream: close a client's kept-alive connection that sends no
+    /// With --listen: close a client's kept-alive connection that sends no
     /// new request for DURATION; keep it longer than the idle timeout of the
     /// load balancer in front. Default: 75s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "listen")]
     pub(crate) keepalive_timeout: Option<Duration>,
 
-    /// With --upstream: serve at most N client connections at once; a new one
+    /// With --listen: serve at most N client connections at once; a new one
     /// beyond closes the connection idle longest (one with no request in
     /// progress). Default: half the file-descriptor limit (raised to its
     /// hard limit at start) less what the process keeps for itself, so that
     /// each connection has one to the upstream.
-    #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "upstream", conflicts_with = "command")]
+    #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "listen")]
     pub(crate) max_connections: Option<usize>,
 
     /// With --upstream: what becomes of the X-Forwarded-For and Forwarded
@@ -192,6 +221,23 @@ fn parse_max_error_bytes(text: &str) -> Result<usize, String> {
 }
 
 /// Reads the connection cap of `--max-connections`: 1 or more.
+fn parse_max_sessions(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(sessions @ 1..) => Ok(sessions),
+        _ => Err(format!("`{text}` is not a number of sessions (1 or more)")),
+    }
+}
+
+fn parse_path(text: &str) -> Result<String, String> {
+    if text.starts_with('/') && !text.contains(['?', '#']) {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "`{text}` is not a path (it starts with /, without ? or #)"
+        ))
+    }
+}
+
 fn parse_max_connections(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("at least 1 connection must be served".to_owned()),
@@ -266,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn the_client_limits_and_forwarded_go_with_upstream_only() {
+    fn the_client_limits_go_with_listen_and_forwarded_with_upstream_only() {
         use crate::http::headers::ForwardedHeaders;
         let options = http_options(&["--forwarded", "replace", "--keepalive-timeout", "5s"]);
         assert_eq!(options.forwarded, Some(ForwardedHeaders::Replace));

@@ -34,17 +34,17 @@
 //! connection, closed past its limit or to make room), and `workers` (a
 //! thread and a runtime per CPU, accepting from one listener).
 
-mod accept;
-mod activity;
-mod admin;
-mod body;
+pub(crate) mod accept;
+pub(crate) mod activity;
+pub(crate) mod admin;
+pub(crate) mod body;
 mod cancel;
 mod client;
-mod client_limits;
-mod connections;
+pub(crate) mod client_limits;
+pub(crate) mod connections;
 mod decoded;
 mod direct_call;
-mod drain;
+pub(crate) mod drain;
 mod exchange;
 mod failure;
 mod gather;
@@ -174,7 +174,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
 
 /// Resolves at the next SIGTERM or SIGINT; never, when they could not be
 /// handled.
-async fn next_stop(stops: Option<&mut Stops>) {
+pub(crate) async fn next_stop(stops: Option<&mut Stops>) {
     match stops {
         Some(stops) => stops.next().await,
         None => std::future::pending().await,

@@ -21,7 +21,7 @@ pub(crate) mod exit_status;
 mod from_child;
 mod from_client;
 mod given_up;
-mod id_in_use;
+pub(crate) mod id_in_use;
 pub(crate) mod in_flight;
 mod lines;
 pub(crate) mod relay;

@@ -1,0 +1,332 @@
+//! The bridge's HTTP side, the Streamable HTTP transport's server: at the
+//! endpoint (`--path`, `/mcp` by default), a `POST` of `initialize` without a
+//! session opens one (its id in `Mcp-Session-Id`), any other `POST` goes to
+//! its session's child and is answered with an event stream that ends with
+//! its last answer (`202` for notifications and responses), a `GET` opens the
+//! session's stream for the server's own messages, and a `DELETE` ends the
+//! session. A session that is not (or no longer) there is `404`, so that the
+//! client starts a new one.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use crate::bridge::guard::Guard;
+use crate::bridge::session::{Sent, Session, event};
+use crate::bridge::sessions::{Refusal, Sessions};
+use crate::http::activity::{Activity, RequestBody, ResponseBody};
+use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
+use crate::http::connections::Connections;
+use crate::http::drain::Drain;
+use crate::http::headers;
+use crate::http::site::Site;
+use crate::jsonrpc::message::requests;
+use crate::jsonrpc::nested;
+use crate::stdio::id_in_use;
+
+/// The session header of the transport.
+static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// How long a client refused for want of a session is asked to wait.
+const RETRY_AFTER_SECONDS: &str = "5";
+
+/// What the bridge's listener serves.
+#[derive(Debug)]
+pub(crate) struct Bridge {
+    sessions: Arc<Sessions>,
+    guard: Guard,
+    path: String,
+    connections: Arc<Connections>,
+    drain: Drain,
+}
+
+impl Bridge {
+    pub(crate) fn new(
+        sessions: Arc<Sessions>,
+        guard: Guard,
+        path: String,
+        connections: Arc<Connections>,
+        drain: Drain,
+    ) -> Self {
+        Self {
+            sessions,
+            guard,
+            path,
+            connections,
+            drain,
+        }
+    }
+
+    async fn answer(&self, request: Request<RequestBody>) -> Response<ProxyBody> {
+        if let Some(refusal) = self.guard.refusal(request.headers()) {
+            return refusal;
+        }
+        if request.uri().path() != self.path {
+            return status_only(StatusCode::NOT_FOUND);
+        }
+        let method = request.method().clone();
+        match method {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()).await,
+            _ => {
+                let mut response = status_only(StatusCode::METHOD_NOT_ALLOWED);
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                response
+            }
+        }
+    }
+
+    /// The session the request names; else the answer to it.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<ProxyBody>> {
+        let Some(id) = headers.get(&SESSION_ID) else {
+            return Err(json_error(
+                StatusCode::BAD_REQUEST,
+                -32000,
+                "Bad Request: Mcp-Session-Id header is required",
+            ));
+        };
+        id.to_str()
+            .ok()
+            .and_then(|id| self.sessions.get(id))
+            .ok_or_else(|| json_error(StatusCode::NOT_FOUND, -32001, "Session not found"))
+    }
+
+    async fn post(&self, request: Request<RequestBody>) -> Response<ProxyBody> {
+        let (parts, body) = request.into_parts();
+        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                crate::log(&format!(
+                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
+                ));
+                return status_only(StatusCode::PAYLOAD_TOO_LARGE);
+            }
+            Err(_) => return status_only(StatusCode::BAD_REQUEST),
+        };
+        let Ok(message) = nested::from_slice(&bytes) else {
+            return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
+        };
+        let calls = requests(&message);
+        let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let (session, opened) = if is_initialize && !parts.headers.contains_key(&SESSION_ID) {
+            match self.sessions.open() {
+                Ok(session) => (session, true),
+                Err(Refusal::Full) => {
+                    crate::log("refused a new session: --max-sessions are open");
+                    let mut response = json_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        -32000,
+                        "Service Unavailable: too many sessions; retry later",
+                    );
+                    response.headers_mut().insert(
+                        header::RETRY_AFTER,
+                        HeaderValue::from_static(RETRY_AFTER_SECONDS),
+                    );
+                    return response;
+                }
+                Err(Refusal::Start(message)) => {
+                    crate::log(&message);
+                    return json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message);
+                }
+            }
+        } else {
+            match self.session(&parts.headers) {
+                Ok(session) => (session, false),
+                Err(response) => return response,
+            }
+        };
+        // The child reads a line per message.
+        let line = if bytes.contains(&b'\n') || bytes.contains(&b'\r') {
+            Bytes::from(nested::to_vec(&message))
+        } else {
+            bytes
+        };
+        if calls.is_empty() {
+            // Notifications, and answers to the server's requests.
+            return if session.send(&line).await {
+                status_only(StatusCode::ACCEPTED)
+            } else {
+                json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
+            };
+        }
+        let ids: Vec<String> = calls.iter().map(|(id, _)| id.to_string()).collect();
+        let mut in_use = session.in_flight(&ids);
+        for (index, id) in ids.iter().enumerate() {
+            in_use[index] |= ids[..index].contains(id);
+        }
+        let (events, body) = ChannelBody::new();
+        let mut response = if in_use.contains(&true) {
+            let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
+            let (line, _) = refusal.into_line();
+            let _ = events.send(event(&line)).await;
+            drop(events);
+            event_stream(body)
+        } else {
+            let sent = sent(&message, ids.clone());
+            if !session.register(sent, &events) {
+                return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+            }
+            // The body ends once every call is answered.
+            drop(events);
+            if !session.send(&line).await {
+                session.withdraw(&ids);
+                return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+            }
+            if accepts_events(&parts.headers) {
+                event_stream(body)
+            } else {
+                json_answer(body).await
+            }
+        };
+        if opened && let Ok(id) = HeaderValue::from_str(session.id()) {
+            response.headers_mut().insert(SESSION_ID.clone(), id);
+        }
+        response
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response<ProxyBody> {
+        let session = match self.session(headers) {
+            Ok(session) => session,
+            Err(response) => return response,
+        };
+        if !accepts_events(headers) {
+            return status_only(StatusCode::NOT_ACCEPTABLE);
+        }
+        let (events, body) = ChannelBody::new();
+        if !session.listen(events) {
+            return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+        }
+        event_stream(body)
+    }
+
+    async fn delete(&self, headers: &HeaderMap) -> Response<ProxyBody> {
+        match self.session(headers) {
+            Ok(session) => {
+                session.end().await;
+                status_only(StatusCode::OK)
+            }
+            Err(response) => response,
+        }
+    }
+}
+
+impl Site for Bridge {
+    fn connections(&self) -> &Arc<Connections> {
+        &self.connections
+    }
+
+    fn drain(&self) -> &Drain {
+        &self.drain
+    }
+
+    async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        _client: Arc<headers::Client>,
+        activity: Arc<Activity>,
+    ) -> Result<Response<ResponseBody>, Infallible> {
+        let request = request.map(|body| RequestBody::new(body, activity.clone()));
+        let response = self.answer(request).await;
+        Ok(response.map(|body| ResponseBody::new(body, activity)))
+    }
+}
+
+/// The requests of `message` as registered: their ids (JSON texts, in
+/// order) and progress tokens.
+fn sent(message: &Value, ids: Vec<String>) -> Vec<Sent> {
+    let progress_token = |request: &Value| {
+        request
+            .pointer("/params/_meta/progressToken")
+            .map(Value::to_string)
+    };
+    let tokens: Vec<Option<String>> = match message {
+        Value::Array(batch) => batch
+            .iter()
+            .filter(|request| request.get("method").is_some() && request.get("id").is_some())
+            .map(progress_token)
+            .collect(),
+        single => vec![progress_token(single)],
+    };
+    ids.into_iter()
+        .zip(tokens.into_iter().chain(std::iter::repeat(None)))
+        .map(|(id, progress_token)| Sent { id, progress_token })
+        .collect()
+}
+
+/// Whether the client takes an event stream (it must, by the transport; a
+/// client that asks for JSON only gets the answer as JSON).
+fn accepts_events(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+    else {
+        return true;
+    };
+    accept.split(',').any(|media| {
+        let media = media.split(';').next().unwrap_or_default().trim();
+        media.eq_ignore_ascii_case("text/event-stream") || media == "*/*"
+    })
+}
+
+fn event_stream(body: ChannelBody) -> Response<ProxyBody> {
+    let mut response = Response::new(body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The answer of the stream `body` as JSON: its last event's data (the
+/// answer ends the stream; what came before it is the server's own).
+async fn json_answer(body: ChannelBody) -> Response<ProxyBody> {
+    let mut last = Bytes::new();
+    let mut body = body;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            last = data;
+        }
+    }
+    let data = last
+        .strip_prefix(b"event: message\ndata: ".as_slice())
+        .and_then(|data| data.strip_suffix(b"\n\n".as_slice()))
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default();
+    let mut response = Response::new(whole(data));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {"code": code, "message": message},
+        "id": null,
+    });
+    let mut response = Response::new(whole(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn status_only(status: StatusCode) -> Response<ProxyBody> {
+    let mut response = Response::new(whole(Vec::new()));
+    *response.status_mut() = status;
+    response
+}

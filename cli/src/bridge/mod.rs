@@ -1,0 +1,122 @@
+//! The bridge, `--listen ADDR -- COMMAND`: the stdio server COMMAND served
+//! over Streamable HTTP, a child per session, every answer through the layer
+//! as in the stdio mode. It is the stdio mode's child
+//! ([`Relay`](crate::stdio::relay::Relay), on a pair of pipes per session)
+//! behind the HTTP mode's server ([`accept`](crate::http::accept): the
+//! limits on clients, the drain, the health listener).
+//!
+//! The files: `endpoint` (the transport's requests, answered), `session`
+//! (one session's child, and where each of its lines goes), `sessions` (the
+//! open ones, their cap, their ends), `session_id` (minted at random),
+//! `guard` (`Origin` and the bearer token).
+//!
+//! Every child is started from the main thread, whose runtime serves the
+//! bridge: it dies with the bridge (`PR_SET_PDEATHSIG` fires when the thread
+//! that started a child exits), in its own process group, which its
+//! session's end signals.
+
+mod endpoint;
+mod guard;
+mod session;
+mod session_id;
+mod sessions;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+
+use crate::bridge::endpoint::Bridge;
+use crate::bridge::guard::Guard;
+use crate::bridge::sessions::Sessions;
+use crate::http::accept::{accept, accept_queued, bind};
+use crate::http::client_limits::{self, ClientLimits};
+use crate::http::connections::Connections;
+use crate::http::drain::{self, Drain, Phase};
+use crate::http::{admin, next_stop};
+use crate::options::Options;
+use crate::signals::Stops;
+
+/// The endpoint's path when `--path` is not given.
+const DEFAULT_PATH: &str = "/mcp";
+
+/// Serves `listen` until the process is stopped; returns the exit status.
+pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i32 {
+    let guard = match Guard::new(&options, listen) {
+        Ok(guard) => guard,
+        Err(refusal) => {
+            crate::log(&refusal);
+            return 2;
+        }
+    };
+    let listener = match bind(listen) {
+        Ok(listener) => listener,
+        Err(error) => {
+            crate::log(&format!("cannot listen on {listen}: {error}"));
+            return 1;
+        }
+    };
+    client_limits::raise_descriptor_limit();
+    let mut stops = match Stops::install() {
+        Ok(stops) => Some(stops),
+        Err(error) => {
+            crate::log(&format!(
+                "cannot handle SIGTERM and SIGINT ({error}): no draining"
+            ));
+            None
+        }
+    };
+    let (phase, drain) = Drain::new();
+    let connections = Connections::new(ClientLimits::new(&options, 1));
+    let path = options
+        .path
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PATH.to_owned());
+    let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
+    let Some(readiness) = admin::start(options.observability.admin_listen).await else {
+        return 1;
+    };
+    let sessions = Sessions::new(options, traced);
+    let bridge = Arc::new(Bridge::new(
+        sessions.clone(),
+        guard,
+        path.clone(),
+        connections,
+        drain,
+    ));
+    let idle = tokio::spawn(sessions.clone().end_idle());
+    match listener.local_addr() {
+        Ok(address) => {
+            event!(info, %address, "listening on {address}, serving the server at {path}")
+        }
+        Err(error) => {
+            crate::log(&format!("cannot read the address listened on: {error}"));
+            return 1;
+        }
+    }
+    accept(&listener, &bridge, next_stop(stops.as_mut())).await;
+    readiness.draining();
+    accept_queued(listener, &bridge);
+    event!(
+        info,
+        "draining: no new connections; the calls in flight have {}",
+        humantime::format_duration(drain_timeout)
+    );
+    // The sessions' streams stay open for ever: they end now.
+    sessions.stop_listening();
+    phase.send_replace(Phase::Draining);
+    drop(bridge);
+    let drained = tokio::select! {
+        drained = tokio::time::timeout(drain_timeout, phase.closed()) => drained.is_ok(),
+        () = next_stop(stops.as_mut()) => {
+            crate::log("stopping again: the sessions end now");
+            false
+        }
+    };
+    if !drained {
+        phase.send_replace(Phase::Expired);
+    }
+    idle.abort();
+    sessions.end_all().await;
+    event!(info, "drained");
+    0
+}

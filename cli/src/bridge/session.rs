@@ -1,0 +1,348 @@
+//! One client's session: its child, relayed as the stdio mode relays it
+//! ([`Relay`]) to a pair of pipes whose other ends are the bridge's, and
+//! where each line the child writes goes: an answer to the stream of the
+//! `POST` that sent its request (which ends with its last answer), a
+//! progress notification to the stream of the call it reports on, anything
+//! else (the server's requests, log messages) to the session's `GET` stream,
+//! or to a call's stream when none is open.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::pipe;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hyper::body::Bytes;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe as async_pipe;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::message::response_ids;
+use crate::jsonrpc::nested;
+use crate::options::Options;
+use crate::signals::Forwarded;
+use crate::stdio::client_io::ClientOutput;
+use crate::stdio::relay::{ClientPipes, Relay, StartError};
+
+/// A session and its child.
+#[derive(Debug)]
+pub(crate) struct Session {
+    id: String,
+    /// The child's side of the relay: lines written here are the client's.
+    /// `None` once the session ends.
+    input: tokio::sync::Mutex<Option<async_pipe::Sender>>,
+    routes: Mutex<Routes>,
+    /// Signals for the child (SIGTERM when the session ends).
+    signals: mpsc::UnboundedSender<i32>,
+}
+
+/// Where the child's lines go.
+#[derive(Debug)]
+struct Routes {
+    /// The requests the child has not answered, by the JSON text of their
+    /// ids: each to the stream of the `POST` that sent it.
+    calls: HashMap<String, Call>,
+    /// The session's `GET` stream, while one is open.
+    listening: Option<mpsc::Sender<Bytes>>,
+    /// When a request last came or a stream last closed.
+    last_used: Instant,
+    /// Set when the session ends: its requests are refused from then on.
+    ended: bool,
+}
+
+#[derive(Debug)]
+struct Call {
+    events: mpsc::Sender<Bytes>,
+    /// The JSON text of its `_meta.progressToken`.
+    progress_token: Option<String>,
+}
+
+/// A request as the session registers it: the JSON text of its id, and of
+/// its progress token.
+#[derive(Debug)]
+pub(crate) struct Sent {
+    pub(crate) id: String,
+    pub(crate) progress_token: Option<String>,
+}
+
+impl Session {
+    /// Starts `options.command` for the session `id`; the relay is returned
+    /// to be finished (`Relay::finish`) with the signals returned.
+    pub(crate) fn start(
+        id: String,
+        options: &Options,
+        traced: bool,
+    ) -> Result<(Arc<Self>, Relay, Forwarded), StartError> {
+        let (relay_input, input) = pipe().map_err(StartError::Relay)?;
+        let (output, relay_output) = pipe().map_err(StartError::Relay)?;
+        let client = ClientPipes {
+            input: File::from(OwnedFd::from(relay_input)),
+            output: ClientOutput::to(File::from(OwnedFd::from(relay_output))),
+        };
+        let relay = Relay::start(options, &options.command, client, traced)?;
+        let input = async_pipe::Sender::from_owned_fd(OwnedFd::from(input));
+        let output = async_pipe::Receiver::from_owned_fd(OwnedFd::from(output));
+        let (input, output) = input
+            .and_then(|input| Ok((input, output?)))
+            .map_err(StartError::Relay)?;
+        let (signals, forwarded) = Forwarded::sent();
+        let session = Arc::new(Self {
+            id,
+            input: tokio::sync::Mutex::new(Some(input)),
+            routes: Mutex::new(Routes {
+                calls: HashMap::new(),
+                listening: None,
+                last_used: Instant::now(),
+                ended: false,
+            }),
+            signals,
+        });
+        tokio::spawn(session.clone().route_output(output));
+        Ok((session, relay, forwarded))
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers `requests`, whose answers go to `events`; `false` (and
+    /// nothing registered) when the session has ended. An id in flight
+    /// already is the caller's to refuse first ([`Session::in_flight`]).
+    pub(crate) fn register(&self, requests: Vec<Sent>, events: &mpsc::Sender<Bytes>) -> bool {
+        let mut routes = self.routes();
+        if routes.ended {
+            return false;
+        }
+        routes.last_used = Instant::now();
+        for request in requests {
+            routes.calls.insert(
+                request.id,
+                Call {
+                    events: events.clone(),
+                    progress_token: request.progress_token,
+                },
+            );
+        }
+        true
+    }
+
+    /// Which of `ids` (JSON texts) are in flight already.
+    pub(crate) fn in_flight(&self, ids: &[String]) -> Vec<bool> {
+        let routes = self.routes();
+        ids.iter().map(|id| routes.calls.contains_key(id)).collect()
+    }
+
+    /// Withdraws the requests with `ids`, which were not sent.
+    pub(crate) fn withdraw(&self, ids: &[String]) {
+        let mut routes = self.routes();
+        for id in ids {
+            routes.calls.remove(id);
+        }
+    }
+
+    /// Writes `line` (one message, without its newline) to the child; `false`
+    /// when the session has ended.
+    pub(crate) async fn send(&self, line: &[u8]) -> bool {
+        self.touch();
+        let mut input = self.input.lock().await;
+        let Some(pipe) = input.as_mut() else {
+            return false;
+        };
+        let written = async {
+            pipe.write_all(line).await?;
+            pipe.write_all(b"\n").await
+        };
+        written.await.is_ok()
+    }
+
+    /// Opens the session's `GET` stream, replacing (ending) one open before;
+    /// `false` when the session has ended.
+    pub(crate) fn listen(&self, events: mpsc::Sender<Bytes>) -> bool {
+        let mut routes = self.routes();
+        if routes.ended {
+            return false;
+        }
+        routes.last_used = Instant::now();
+        routes.listening = Some(events);
+        true
+    }
+
+    /// Ends the `GET` stream, if one is open (the bridge drains).
+    pub(crate) fn stop_listening(&self) {
+        self.routes().listening = None;
+    }
+
+    fn touch(&self) {
+        self.routes().last_used = Instant::now();
+    }
+
+    /// Since when the session has had no request in flight, no open stream
+    /// and no new request; `None` while it has.
+    pub(crate) fn idle_since(&self) -> Option<Instant> {
+        let mut routes = self.routes();
+        let listening = routes
+            .listening
+            .as_ref()
+            .is_some_and(|events| !events.is_closed());
+        if !routes.calls.is_empty() || listening {
+            routes.last_used = Instant::now();
+            return None;
+        }
+        Some(routes.last_used)
+    }
+
+    /// Whether the session has ended.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.routes().ended
+    }
+
+    /// Ends the session: no request is taken from now on; the child's stdin
+    /// is closed, and it gets SIGTERM a second later if it is still running
+    /// (then SIGKILL, 5 s after its stdin closed: see [`Relay::finish`]).
+    pub(crate) async fn end(self: &Arc<Self>) {
+        self.routes().ended = true;
+        let closed = self.input.lock().await.take();
+        if closed.is_some() {
+            drop(closed);
+            let session = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(TERM_AFTER).await;
+                let _ = session.signals.send(libc::SIGTERM);
+            });
+        }
+    }
+
+    /// The child exited: the session takes no request from now on.
+    pub(crate) async fn child_exited(&self) {
+        self.routes().ended = true;
+        self.input.lock().await.take();
+    }
+
+    /// Reads the child's lines (the relay's, once the layer has done its
+    /// part) and sends each where it goes, until the relay closes its end.
+    async fn route_output(self: Arc<Self>, output: async_pipe::Receiver) {
+        let mut output = BufReader::with_capacity(64 * 1024, output);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match output.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let message = line.trim_ascii();
+            if message.is_empty() {
+                continue;
+            }
+            let Some(events) = self.destination(message) else {
+                continue;
+            };
+            // A client that does not read its stream holds its session's
+            // lines only: its connection is closed past --client-send-timeout.
+            let _ = events.send(event(message)).await;
+        }
+        // Every stream of the session ends.
+        let mut routes = self.routes();
+        routes.calls.clear();
+        routes.listening = None;
+        routes.ended = true;
+    }
+
+    /// The stream `message` goes to, if any is open.
+    fn destination(&self, message: &[u8]) -> Option<mpsc::Sender<Bytes>> {
+        let kind = Kind::of(message);
+        let mut routes = self.routes();
+        match kind {
+            Kind::Answer(ids) => {
+                let mut events = None;
+                for id in ids {
+                    if let Some(call) = routes.calls.remove(&id) {
+                        events = events.or(Some(call.events));
+                    }
+                }
+                events
+            }
+            Kind::Progress(token) => routes
+                .calls
+                .values()
+                .find(|call| call.progress_token.as_deref() == Some(&token))
+                .map(|call| call.events.clone())
+                .or_else(|| routes.any_stream()),
+            Kind::Other => routes.any_stream(),
+        }
+    }
+}
+
+/// How long a session's child may take to exit on its own once its stdin is
+/// closed, before it gets SIGTERM.
+const TERM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Routes {
+    /// The `GET` stream, else the stream of a call in flight.
+    fn any_stream(&self) -> Option<mpsc::Sender<Bytes>> {
+        self.listening
+            .as_ref()
+            .filter(|events| !events.is_closed())
+            .or_else(|| self.calls.values().map(|call| &call.events).next())
+            .cloned()
+    }
+}
+
+/// What the child's line is, for its routing.
+enum Kind {
+    /// Answers, to the requests with these ids (JSON texts).
+    Answer(Vec<String>),
+    /// `notifications/progress` with this token (JSON text).
+    Progress(String),
+    /// A request or notification of the server's.
+    Other,
+}
+
+impl Kind {
+    fn of(message: &[u8]) -> Self {
+        match envelope::read(message) {
+            Ok(Envelope::Single(fields)) if fields.is_response() => {
+                Self::Answer(fields.id.iter().map(Value::to_string).collect())
+            }
+            Ok(Envelope::Single(fields))
+                if fields.method.as_deref() != Some("notifications/progress") =>
+            {
+                Self::Other
+            }
+            // A batch, a progress notification, or JSON nested past the
+            // envelope's limit: read whole.
+            _ => match nested::from_slice(message) {
+                Ok(value) => Self::of_value(&value),
+                Err(_) => Self::Other,
+            },
+        }
+    }
+
+    fn of_value(message: &Value) -> Self {
+        let ids = response_ids(message);
+        if !ids.is_empty() {
+            return Self::Answer(ids.into_iter().map(Value::to_string).collect());
+        }
+        match message.pointer("/params/progressToken") {
+            Some(token) if message["method"] == "notifications/progress" => {
+                Self::Progress(token.to_string())
+            }
+            _ => Self::Other,
+        }
+    }
+}
+
+/// `message` as an event of a stream.
+pub(crate) fn event(message: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(message.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(message);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
