@@ -24,7 +24,6 @@ mod sessions;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-
 use crate::bridge::endpoint::Bridge;
 use crate::bridge::guard::Guard;
 use crate::bridge::sessions::Sessions;
@@ -41,18 +40,23 @@ const DEFAULT_PATH: &str = "/mcp";
 
 /// Serves `listen` until the process is stopped; returns the exit status.
 pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i32 {
-    let guard = match Guard::new(&options, listen) {
+    let listener = bind(listen).and_then(|listener| {
+        let address = listener.local_addr()?;
+        Ok((listener, address))
+    });
+    let (listener, address) = match listener {
+        Ok(listening) => listening,
+        Err(error) => {
+            crate::log(&format!("cannot listen on {listen}: {error}"));
+            return 1;
+        }
+    };
+    // The address bound: port 0 is a port of the system's choosing.
+    let guard = match Guard::new(&options, address) {
         Ok(guard) => guard,
         Err(refusal) => {
             crate::log(&refusal);
             return 2;
-        }
-    };
-    let listener = match bind(listen) {
-        Ok(listener) => listener,
-        Err(error) => {
-            crate::log(&format!("cannot listen on {listen}: {error}"));
-            return 1;
         }
     };
     client_limits::raise_descriptor_limit();
@@ -84,15 +88,11 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
         drain,
     ));
     let idle = tokio::spawn(sessions.clone().end_idle());
-    match listener.local_addr() {
-        Ok(address) => {
-            event!(info, %address, "listening on {address}, serving the server at {path}")
-        }
-        Err(error) => {
-            crate::log(&format!("cannot read the address listened on: {error}"));
-            return 1;
-        }
-    }
+    event!(info, %address, "listening on {address}");
+    event!(
+        info,
+        "serving the server at http://{address}{path}, a child per session"
+    );
     accept(&listener, &bridge, next_stop(stops.as_mut())).await;
     readiness.draining();
     accept_queued(listener, &bridge);

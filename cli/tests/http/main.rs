@@ -8,13 +8,22 @@
 //! (`replicas`), SIGTERM's drain (`drain`) and a second signal that ends it
 //! (`stop_twice`), the limits on clients and the connection cap
 //! (`client_limits`, and the attacks they stop: `attack`), `--forwarded`, the
-//! listen queue and `CONNECT` (`edge`), a worker per CPU (`workers`), and servers no one here wrote: one on
+//! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
+//! server (`bridge`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../../tests/support/example.rs"]
+mod example;
+#[allow(dead_code)]
+#[path = "../support.rs"]
+mod process_support;
+
 mod attack;
 mod bounds;
+mod bridge;
 mod client_limits;
 mod compressed;
 mod depth;

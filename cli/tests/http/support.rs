@@ -402,6 +402,11 @@ impl ListeningProcess {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// The process's id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.process.id().expect("the process runs")
+    }
+
     /// Sends the process SIGTERM, as a service manager stops it.
     pub(crate) fn terminate(&self) {
         self.signal("TERM");

@@ -1,0 +1,416 @@
+//! The bridge, `--listen ADDR -- COMMAND`: a scripted stdio child served over
+//! Streamable HTTP, the real binary and a plain HTTP client on 127.0.0.1.
+//! Sessions and their children, what each failure of a child is answered
+//! with, and who may use the bridge. Every wait is bounded.
+
+use std::path::Path;
+use std::time::Duration;
+
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use mcp_tool_errors::render_error;
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use crate::process_support::{Server, children_of, send};
+use crate::support::{
+    Events, ListeningProcess, bounded, event_data, json as json_body, post_to, send_to, tool_call,
+};
+
+/// The `initialize` a client sends.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+
+/// The child's answer to `initialize`.
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}}"#;
+
+/// A scripted child that answers `initialize`, and `script`'s other entries.
+fn child(mut on: Value) -> Server {
+    on["initialize"] = json!([send(INITIALIZED)]);
+    Server::scripted(json!({ "on": on }))
+}
+
+/// The command as a bridge in front of `server`, with `options`.
+struct Bridge {
+    process: ListeningProcess,
+}
+
+impl Bridge {
+    async fn start(options: &[&str], server: &Server) -> Self {
+        Self::start_at("127.0.0.1:0", options, server).await
+    }
+
+    async fn start_at(listen: &str, options: &[&str], server: &Server) -> Self {
+        let mut command = Command::new(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")));
+        command
+            .args(options)
+            .args(["--listen", listen, "--"])
+            .arg(&server.program)
+            .args(&server.args)
+            .envs(server.env.iter().map(|(key, value)| (key, value)));
+        let process = ListeningProcess::spawn(command, "mcp-tool-errors: listening on ").await;
+        Self { process }
+    }
+
+    fn children(&self) -> Vec<u32> {
+        children_of(self.process.pid())
+    }
+
+    /// Opens a session: its id and the answer to `initialize`.
+    async fn open(&self) -> Session {
+        self.open_with(&[]).await.expect("a session")
+    }
+
+    async fn open_with(&self, headers: &[(&str, &str)]) -> Result<Session, Response<Incoming>> {
+        let response = post_to(self.process.address, INITIALIZE, headers).await;
+        if response.status() != StatusCode::OK {
+            return Err(response);
+        }
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .expect("a session id")
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let answers = answers(response).await;
+        assert_eq!(answers.len(), 1, "{answers:?}");
+        Ok(Session {
+            address: self.process.address,
+            id,
+            initialized: answers[0].clone(),
+        })
+    }
+}
+
+/// A client's session with the bridge.
+struct Session {
+    address: std::net::SocketAddr,
+    id: String,
+    initialized: Value,
+}
+
+impl Session {
+    async fn post(&self, body: &str) -> Response<Incoming> {
+        post_to(self.address, body, &[("mcp-session-id", &self.id)]).await
+    }
+
+    /// Posts `body` and reads its stream to its end: the events' data.
+    async fn call(&self, body: &str) -> Vec<Value> {
+        let response = self.post(body).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        answers(response).await
+    }
+
+    async fn delete(&self) -> StatusCode {
+        let request = Request::delete("/mcp")
+            .header("mcp-session-id", &self.id)
+            .body(http_body_util::Empty::<Bytes>::new())
+            .unwrap();
+        send_to(self.address, request).await.status()
+    }
+}
+
+/// Every event's data of a stream, to its end.
+async fn answers(response: Response<Incoming>) -> Vec<Value> {
+    let mut events = Events::new(response);
+    let mut data = Vec::new();
+    while let Some(event) = events.next().await {
+        data.push(event_data(&event));
+    }
+    data
+}
+
+/// Waits until `pids` have all exited.
+async fn all_exited(what: &str, pids: &[u32]) {
+    bounded(what, async {
+        while pids.iter().any(|pid| crate::process_support::runs(*pid)) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_session_gets_its_child_at_initialize_and_its_tool_errors_wrapped() {
+    let failed = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"quota exceeded"}],"isError":true}}"#;
+    let listed = r#"{"jsonrpc":"2.0","id":$ID,"result":{"tools":[{"name":"fail","inputSchema":{"type":"object"}}]}}"#;
+    let unknown =
+        r#"{"jsonrpc":"2.0","id":$ID,"error":{"code":-32601,"message":"Method not found"}}"#;
+    let bridge = Bridge::start(
+        &[],
+        &child(json!({
+            "tools/call fail": [send(failed)],
+            "tools/list": [send(listed)],
+            "nope": [send(unknown)],
+        })),
+    )
+    .await;
+    assert!(bridge.children().is_empty(), "no child before a session");
+    let session = bridge.open().await;
+    assert_eq!(
+        session.initialized["result"]["serverInfo"]["name"],
+        "scripted"
+    );
+    assert_eq!(session.id.len(), 32);
+    assert_eq!(bridge.children().len(), 1);
+
+    let answers = session.call(&tool_call(1, "fail")).await;
+    assert_eq!(
+        answers[0]["result"]["content"][0]["text"],
+        render_error("fail", "quota exceeded")
+    );
+    let answers = session
+        .call(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await;
+    assert_eq!(
+        answers,
+        [serde_json::from_str::<Value>(&listed.replace("$ID", "2")).unwrap()]
+    );
+    let answers = session
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#)
+        .await;
+    assert_eq!(
+        answers,
+        [serde_json::from_str::<Value>(&unknown.replace("$ID", "3")).unwrap()]
+    );
+    // A notification is accepted.
+    let response = session
+        .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_child_that_crashes_answers_its_calls_and_its_session_is_gone() {
+    let bridge = Bridge::start(&[], &child(json!({"tools/call crash": [{"exit": 3}]}))).await;
+    let session = bridge.open().await;
+    let answers = session.call(&tool_call(1, "crash")).await;
+    assert_eq!(
+        answers[0]["result"]["content"][0]["text"],
+        render_error(
+            "crash",
+            "The server process exited (exit code 3) before answering."
+        )
+    );
+    let response = session.post(&tool_call(2, "crash")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json_body(response).await["error"]["code"], -32001);
+    // The client starts a new session, with a child of its own.
+    let again = bridge.open().await;
+    assert_ne!(again.id, session.id);
+}
+
+#[tokio::test]
+async fn a_child_that_crashes_during_initialize_is_answered_at_once() {
+    let bridge = Bridge::start(
+        &[],
+        &Server::scripted(json!({"on": {"initialize": [{"exit": 1}]}})),
+    )
+    .await;
+    let response = post_to(bridge.process.address, INITIALIZE, &[]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let answers = bounded("the crash answer", answers(response)).await;
+    assert_eq!(answers[0]["id"], 0);
+    assert_eq!(answers[0]["error"]["code"], -32603);
+}
+
+#[tokio::test]
+async fn two_sessions_never_see_each_others_answers() {
+    let echo =
+        r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"$LINE"}]}}"#;
+    let bridge = Bridge::start(
+        &[],
+        &child(json!({"tools/call echo": [send(&echo.replace("$LINE", "\\\"seen\\\""))]})),
+    )
+    .await;
+    let (first, second) = tokio::join!(bridge.open(), bridge.open());
+    assert_ne!(first.id, second.id);
+    assert_eq!(bridge.children().len(), 2);
+    // The same id in both sessions at once: each gets one answer, its own.
+    let call = tool_call(7, "echo");
+    let (a, b) = tokio::join!(first.call(&call), second.call(&call));
+    assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
+    // Deleting one ends its child only.
+    let children = bridge.children();
+    assert_eq!(first.delete().await, StatusCode::OK);
+    let response = first.post(&tool_call(8, "echo")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(second.call(&tool_call(8, "echo")).await.len(), 1);
+    bounded("one child left", async {
+        while bridge.children().len() != 1 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(children.contains(&bridge.children()[0]));
+}
+
+#[tokio::test]
+async fn the_session_cap_answers_503_with_retry_after_and_frees_at_delete() {
+    let bridge = Bridge::start(&["--max-sessions", "2"], &child(json!({}))).await;
+    let first = bridge.open().await;
+    let _second = bridge.open().await;
+    let refused = bridge.open_with(&[]).await.err().expect("refused");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    assert_eq!(first.delete().await, StatusCode::OK);
+    bounded("a session is free again", async {
+        while bridge.open_with(&[]).await.is_err() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_hundred_sessions_opened_and_deleted_leave_no_process() {
+    let bridge = Bridge::start(&[], &child(json!({}))).await;
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        let session = bridge.open().await;
+        seen.extend(bridge.children());
+        assert_eq!(session.delete().await, StatusCode::OK);
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    assert!(seen.len() >= 100, "{} children seen", seen.len());
+    all_exited("every child exits", &seen).await;
+    assert!(bridge.children().is_empty());
+}
+
+#[tokio::test]
+async fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
+    let bridge = Bridge::start(&["--session-idle-timeout", "1s"], &child(json!({}))).await;
+    let idle = bridge.open().await;
+    let listening = bridge.open().await;
+    let request = Request::get("/mcp")
+        .header("mcp-session-id", &listening.id)
+        .header("accept", "text/event-stream")
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    let stream = send_to(listening.address, request).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    bounded("the idle session's child exits", async {
+        while bridge.children().len() != 1 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let response = idle.post(&tool_call(1, "x")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let response = listening
+        .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    drop(stream);
+}
+
+#[tokio::test]
+async fn the_servers_own_messages_go_to_the_get_stream_and_a_second_one_keeps_the_session() {
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}"#;
+    let done = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
+    let bridge = Bridge::start(
+        &[],
+        &child(json!({"tools/call note": [send(note), send(done)]})),
+    )
+    .await;
+    let session = bridge.open().await;
+    let get = || {
+        Request::get("/mcp")
+            .header("mcp-session-id", &session.id)
+            .header("accept", "text/event-stream")
+            .body(http_body_util::Empty::<Bytes>::new())
+            .unwrap()
+    };
+    let mut first = Events::new(send_to(session.address, get()).await);
+    let mut second = Events::new(send_to(session.address, get()).await);
+    // The second stream replaced the first, which ends; the session lives on.
+    assert_eq!(first.next().await, None);
+    let answers = session.call(&tool_call(1, "note")).await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    let event = second.next().await.expect("the notification");
+    assert_eq!(event_data(&event)["params"]["data"], "hello");
+    assert_eq!(bridge.children().len(), 1);
+}
+
+#[tokio::test]
+async fn an_origin_not_the_bridges_is_refused_and_a_token_is_asked_for() {
+    let token = std::env::temp_dir().join(format!("bridge-token-{}", std::process::id()));
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let bridge = Bridge::start(
+        &["--auth-token-file", token.to_str().unwrap()],
+        &child(json!({})),
+    )
+    .await;
+    let own = format!("http://{}", bridge.process.address);
+    let refused = bridge
+        .open_with(&[
+            ("authorization", "Bearer s3cret"),
+            ("origin", "http://evil.example"),
+        ])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let refused = bridge
+        .open_with(&[("origin", &own)])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        "Bearer realm=\"mcp\""
+    );
+    let refused = bridge
+        .open_with(&[("authorization", "Bearer s3cre")])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    bridge
+        .open_with(&[("authorization", "Bearer s3cret"), ("origin", &own)])
+        .await
+        .map_err(|response| response.status())
+        .expect("served");
+    assert!(
+        bridge.children().len() == 1,
+        "no child for a refused client"
+    );
+    std::fs::remove_file(token).unwrap();
+}
+
+#[tokio::test]
+async fn listening_off_loopback_without_a_token_is_refused_at_start() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
+        .args(["--listen", "0.0.0.0:0", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--auth-token-file"), "{stderr}");
+}
+
+#[tokio::test]
+async fn sigterm_lets_the_call_in_flight_finish_then_ends_every_child() {
+    // The call's answer comes only once the child hears of the drain: its
+    // stdin is closed at the end of its session, which the scripted child
+    // answers at EOF... so the call is answered by the layer's crash answer
+    // if it outlives the drain, and by the child if it comes in time.
+    let slow = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"done"}]}}"#;
+    let bridge = Bridge::start(
+        &["--drain-timeout", "5s"],
+        &child(json!({"tools/call slow": [send(slow)]})),
+    )
+    .await;
+    let first = bridge.open().await;
+    let _second = bridge.open().await;
+    let children = bridge.children();
+    assert_eq!(children.len(), 2);
+    let answers = first.call(&tool_call(1, "slow")).await;
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "done");
+    let mut process = bridge.process;
+    process.terminate();
+    assert!(process.exited().await.success());
+    all_exited("every child exits with the bridge", &children).await;
+}
