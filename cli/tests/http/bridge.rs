@@ -391,26 +391,66 @@ async fn listening_off_loopback_without_a_token_is_refused_at_start() {
     assert!(stderr.contains("--auth-token-file"), "{stderr}");
 }
 
+/// A stdio server in a few lines of Python: it answers `initialize`, and a
+/// `tools/call` a second after it came.
+const SLOW_CHILD: &str = r#"
+import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "tools/call":
+        time.sleep(1)
+        result = {"content": [{"type": "text", "text": "done"}]}
+    else:
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "slow", "version": "1"}}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
 #[tokio::test]
 async fn sigterm_lets_the_call_in_flight_finish_then_ends_every_child() {
-    // The call's answer comes only once the child hears of the drain: its
-    // stdin is closed at the end of its session, which the scripted child
-    // answers at EOF... so the call is answered by the layer's crash answer
-    // if it outlives the drain, and by the child if it comes in time.
-    let slow = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"done"}]}}"#;
     let bridge = Bridge::start(
         &["--drain-timeout", "5s"],
-        &child(json!({"tools/call slow": [send(slow)]})),
+        &Server::new("python3", &["-c", SLOW_CHILD]),
     )
     .await;
     let first = bridge.open().await;
     let _second = bridge.open().await;
     let children = bridge.children();
     assert_eq!(children.len(), 2);
-    let answers = first.call(&tool_call(1, "slow")).await;
-    assert_eq!(answers[0]["result"]["content"][0]["text"], "done");
+    let response = first.post(&tool_call(1, "slow")).await;
+    assert_eq!(response.status(), StatusCode::OK);
     let mut process = bridge.process;
     process.terminate();
+    let answers = answers(response).await;
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "done");
     assert!(process.exited().await.success());
     all_exited("every child exits with the bridge", &children).await;
+}
+
+#[tokio::test]
+async fn sigkill_of_the_bridge_leaves_no_child_nor_a_child_of_a_shell_wrapper() {
+    // The second child runs the server under `sh -c`, as launchers do: the
+    // shell dies with the bridge, the server at the end of its stdin.
+    for (server, wrapped) in [
+        (Server::new("python3", &["-c", SLOW_CHILD]), false),
+        // `; true`: the shell waits for python3 instead of becoming it.
+        (
+            Server::new("sh", &["-c", "python3 -c \"$0\"; true", SLOW_CHILD]),
+            true,
+        ),
+    ] {
+        let bridge = Bridge::start(&[], &server).await;
+        let _first = bridge.open().await;
+        let _second = bridge.open().await;
+        let children = bridge.children();
+        let grandchildren: Vec<u32> = children.iter().flat_map(|pid| children_of(*pid)).collect();
+        assert_eq!(
+            (children.len(), grandchildren.len()),
+            (2, if wrapped { 2 } else { 0 })
+        );
+        bridge.process.signal("KILL");
+        all_exited("the children exit", &children).await;
+        all_exited("their children exit", &grandchildren).await;
+    }
 }
