@@ -307,7 +307,7 @@ impl ToClient {
         if !may_hold_task_ids(&data) {
             return event;
         }
-        let Ok(mut message) = serde_json::from_slice::<Value>(&data) else {
+        let Ok(mut message) = crate::jsonrpc::nested::from_slice(&data) else {
             return event;
         };
         if !self.translate(&mut message) {
@@ -513,6 +513,53 @@ mod tests {
                                 "params": {"taskId": "t-1", "status": "completed"}});
         assert!(ToClient::outside_exchanges(process).translate(&mut status));
         assert_eq!(status["params"]["taskId"], envelope("build", "t-1"));
+    }
+
+    /// `levels` arrays nested in one another around an empty one.
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn task_ids_beside_json_of_any_depth_are_translated() {
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "build"}});
+        for levels in [200, 100_000] {
+            let to_client = ToClient::new(&call, &[], Arc::default());
+            // A status notification of the call's task, in an event.
+            let data = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{{"taskId":"t-1","status":"working","deep":{}}}}}"#,
+                nested(levels)
+            );
+            let event = to_client.event(format!("data: {data}\n\n").into_bytes());
+            let expected = data.replace("t-1", &envelope("build", "t-1"));
+            assert_eq!(
+                String::from_utf8(event).unwrap(),
+                format!("data: {expected}\n\n"),
+                "{levels} levels"
+            );
+
+            // A task handle in a JSON body, and the client's id in a request.
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"task":{{"taskId":"t-2"}},"deep":{}}}}}"#,
+                nested(levels)
+            );
+            let mut answer = crate::jsonrpc::nested::from_slice(body.as_bytes()).unwrap();
+            assert!(to_client.translate(&mut answer));
+            let rewritten = crate::jsonrpc::splice::rewritten(body.as_bytes(), &answer).unwrap();
+            let client_id = envelope("build", "t-2");
+            assert_eq!(
+                String::from_utf8(rewritten).unwrap(),
+                body.replace("t-2", &client_id)
+            );
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{{"taskId":"{client_id}","deep":{}}}}}"#,
+                nested(levels)
+            );
+            let mut message = crate::jsonrpc::nested::from_slice(request.as_bytes()).unwrap();
+            assert_eq!(to_upstream(&mut message), [("build".into(), "t-2".into())]);
+            assert_eq!(message["params"]["taskId"], "t-2");
+        }
     }
 
     #[test]
