@@ -2,25 +2,38 @@
 //! end of a drain, a response head that never came, an event too large): the
 //! upstream request is dropped, and dropping a connection is not cancelling, in
 //! the protocol.
+//!
+//! A call the client cancelled itself (its own `notifications/cancelled`, on
+//! any connection of the session, which went to the server as it was: see
+//! [`SeenCalls`](crate::http::seen_calls::SeenCalls)) is withdrawn, as the
+//! stdio mode withdraws it: the proxy neither answers it (the client has
+//! forgotten the id, and the TypeScript SDK reports an answer to it as an
+//! error) nor cancels it a second time; and the client's cancellation of a
+//! call the proxy cancelled first is not sent again. A stream the client
+//! closed is no cancellation, as the transport says.
 
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
-use hyper::Request;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http::body::whole;
+use crate::http::body::{ProxyBody, whole};
 use crate::http::failure::describe;
 use crate::http::proxy::Proxy;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
+/// The session comes first ([`SESSION`]).
 const CANCEL_HEADERS: [HeaderName; 3] = [
     HeaderName::from_static("mcp-session-id"),
     HeaderName::from_static("mcp-protocol-version"),
     header::AUTHORIZATION,
 ];
+
+/// Where the session is among [`CANCEL_HEADERS`].
+const SESSION: usize = 0;
 
 /// `notifications/cancelled` for the requests the proxy gave up.
 #[derive(Debug)]
@@ -41,10 +54,42 @@ impl Cancel {
         }
     }
 
-    /// Tells the server, in a task of its own, that the requests are abandoned:
-    /// dropping the connection is not cancelling, in the protocol.
-    pub(crate) fn send(&self) {
-        for id in &self.ids {
+    /// Gives the requests up: `answer` is the proxy's own to them (or the
+    /// layer's, at a timeout), to one request or a batch. Returns it without
+    /// what it says to the calls the client cancelled, `None` when nothing is
+    /// left; when `tell`, the server is told that the others are abandoned.
+    ///
+    /// Only here are the calls looked up: a call answered by the server pays
+    /// nothing for its client's cancellations.
+    pub(crate) fn give_up(&self, answer: Value, tell: bool) -> Option<Value> {
+        let withdrawn = self.withdrawn(tell);
+        if tell {
+            self.send(&withdrawn);
+        }
+        without(answer, &withdrawn)
+    }
+
+    /// The requests the client cancelled itself; the others are remembered
+    /// as the proxy's to cancel when `tell`.
+    fn withdrawn(&self, tell: bool) -> Vec<&Value> {
+        let Some(session) = self.headers[SESSION]
+            .as_ref()
+            .and_then(|session| session.to_str().ok())
+        else {
+            return Vec::new();
+        };
+        let seen = self.proxy.seen_calls();
+        self.ids
+            .iter()
+            .filter(|id| seen.give_up(session, id, tell))
+            .collect()
+    }
+
+    /// Tells the server, in a task of its own, that the requests but those of
+    /// `withdrawn` are abandoned: dropping the connection is not cancelling,
+    /// in the protocol.
+    fn send(&self, withdrawn: &[&Value]) {
+        for id in self.ids.iter().filter(|id| !withdrawn.contains(id)) {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
@@ -76,5 +121,54 @@ impl Cancel {
                 }
             });
         }
+    }
+}
+
+/// The client's response to a request the proxy gave up and whose every call
+/// the client cancelled ([`Cancel::give_up`] left no answer), and to a
+/// cancellation not sent again: `202 Accepted` with no body, as a server
+/// takes a message it does not answer; the official SDKs' clients read it as
+/// nothing to read.
+pub(crate) fn no_answer_response() -> Response<ProxyBody> {
+    let mut response = Response::new(whole(Vec::new()));
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// `answer` without what it says to the requests `withdrawn`: `None` when
+/// nothing is left.
+fn without(answer: Value, withdrawn: &[&Value]) -> Option<Value> {
+    let answers_withdrawn =
+        |message: &Value| message.get("id").is_some_and(|id| withdrawn.contains(&id));
+    match answer {
+        Value::Null => None,
+        Value::Array(mut batch) => {
+            batch.retain(|message| !answers_withdrawn(message));
+            (!batch.is_empty()).then_some(Value::Array(batch))
+        }
+        single if answers_withdrawn(&single) => None,
+        single => Some(single),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_answer_to_a_request_the_client_cancelled_is_left_out() {
+        let answer = |id: Value| json!({"jsonrpc": "2.0", "id": id, "result": {}});
+        let (one, two) = (json!(1), json!("2"));
+        assert_eq!(without(answer(json!(1)), &[&one]), None);
+        assert_eq!(without(answer(json!(1)), &[&two]), Some(answer(json!(1))));
+        assert_eq!(
+            without(json!([answer(json!(1)), answer(json!("2"))]), &[&one]),
+            Some(json!([answer(json!("2"))]))
+        );
+        assert_eq!(without(json!([answer(json!(1))]), &[&one]), None);
+        assert_eq!(without(Value::Null, &[]), None);
+        assert_eq!(without(answer(json!(1)), &[]), Some(answer(json!(1))));
     }
 }

@@ -33,7 +33,7 @@ use hyper::{Request, Response};
 use serde_json::Value;
 
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::cancel::Cancel;
+use crate::http::cancel::{Cancel, no_answer_response};
 use crate::http::client::UpstreamBody;
 use crate::http::decoded::{Encoding, answer_type, decoded, encoding};
 use crate::http::drain::Phase;
@@ -144,13 +144,11 @@ impl Answering {
     }
 
     /// The answer the proxy makes for `failure`, through the layer; the server
-    /// is told the call is abandoned when `cancelled`.
-    fn failed(&self, failure: Failure, cancelled: bool) -> Vec<u8> {
-        if cancelled {
-            self.cancel.send();
-        }
+    /// is told the call is abandoned when `cancelled`. `None` when the client
+    /// cancelled the call itself: neither happens then.
+    fn failed(&self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
         let request = self.call.request();
-        let made = failure.answer(&request);
+        let made = self.cancel.give_up(failure.answer(&request), cancelled)?;
         let answer = at_hand(
             &self.proxy.layer(),
             self.proxy.invalid_params(),
@@ -163,7 +161,16 @@ impl Answering {
         if bytes.last() == Some(&b'\n') {
             bytes.pop();
         }
-        bytes
+        Some(bytes)
+    }
+
+    /// The client's response when the proxy gives the call up for `failure`
+    /// ([`Answering::failed`]).
+    fn failed_response(&self, failure: Failure, cancelled: bool) -> Response<ProxyBody> {
+        match self.failed(failure, cancelled) {
+            Some(answer) => made_response(answer),
+            None => no_answer_response(),
+        }
     }
 }
 
@@ -186,14 +193,14 @@ pub(crate) async fn exchange(
         biased;
         response = proxy.client().request(request) => response,
         () = drain.reached(Phase::Expired) => {
-            return made_response(answering.failed(Failure::drained(), true));
+            return answering.failed_response(Failure::drained(), true);
         }
     };
     let response = match response {
         Ok(response) => response,
         Err(error) => {
             let failure = Failure::no_response(&proxy.endpoint(), &error);
-            return made_response(answering.failed(failure, false));
+            return answering.failed_response(failure, false);
         }
     };
     let Some(media_type) = answer_type(&response) else {
@@ -240,7 +247,7 @@ where
         biased;
         collected = Limited::new(body, MAX_MESSAGE_BYTES).collect() => collected,
         () = drain.reached(Phase::Expired) => {
-            return made_response(answering.failed(Failure::drained(), true));
+            return answering.failed_response(Failure::drained(), true);
         }
     };
     let bytes = match collected {
@@ -249,14 +256,14 @@ where
             crate::log(&format!(
                 "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
             ));
-            return made_response(answering.failed(Failure::TooLarge, false));
+            return answering.failed_response(Failure::TooLarge, false);
         }
         Err(error) => {
             crate::log(&format!(
                 "the server's answer was cut: {}",
                 describe(&*error)
             ));
-            return made_response(answering.failed(Failure::ClosedBeforeAnswer, false));
+            return answering.failed_response(Failure::ClosedBeforeAnswer, false);
         }
     };
     headers::remove_hop_by_hop(&mut parts.headers);
@@ -273,7 +280,7 @@ where
         }
         _ if parts.status.is_server_error() => {
             Failure::log_status(parts.status);
-            return made_response(answering.failed(Failure::Status(parts.status), false));
+            return answering.failed_response(Failure::Status(parts.status), false);
         }
         _ => bytes,
     };
@@ -484,13 +491,14 @@ where
         self.end_with(Failure::ClosedBeforeAnswer, false)
     }
 
-    /// Ends the stream with the proxy's answer for `failure`.
+    /// Ends the stream with the proxy's answer for `failure`; without one when
+    /// the client cancelled the call.
     fn end_with(&mut self, failure: Failure, cancelled: bool) -> Poll<Option<Bytes>> {
         self.body = None;
         self.expired = None;
         self.splitter = sse::EventSplitter::default();
         let answer = self.answering.failed(failure, cancelled);
-        Poll::Ready(Some(Bytes::from(sse::event(&answer))))
+        Poll::Ready(answer.map(|answer| Bytes::from(sse::event(&answer))))
     }
 }
 

@@ -16,6 +16,9 @@
 //! - when the upstream gives no answer, the future resolves with the answer of
 //!   [`Failure`]; when the layer answers itself (the tool timeout), the upstream
 //!   request has been dropped, and the server is sent `notifications/cancelled`;
+//! - a call the client cancelled itself gets neither (see
+//!   [`cancel`](crate::http::cancel)): a stream ends without an answer, a JSON
+//!   exchange is answered `202 Accepted` with no body;
 //! - with `--invalid-params-as-tool-errors`, a `-32602` answer to a call of a
 //!   listed tool becomes an `isError` result under the layer, as on stdio
 //!   (`crate::jsonrpc::invalid_params`): the tools listed are those of the `tools/list`
@@ -52,7 +55,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::cancel::Cancel;
+use crate::http::cancel::{Cancel, no_answer_response};
 use crate::http::client::UpstreamBody;
 use crate::http::decoded::{Encoding, ReadBody, answer_type, decoded, encoding};
 use crate::http::drain::Phase;
@@ -229,10 +232,11 @@ fn json_response(
             Response::from_parts(parts, whole(bytes))
         }
         other => {
-            if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
-                cancel.send();
+            let given_up = matches!(other, Delivered::Nothing | Delivered::GivenUp);
+            match cancel.give_up(answer, given_up) {
+                Some(answer) => made_response(crate::jsonrpc::nested::to_vec(&answer)),
+                None => no_answer_response(),
             }
-            made_response(crate::jsonrpc::nested::to_vec(&answer))
         }
     }
 }
@@ -264,9 +268,11 @@ async fn finish_stream(
         }
         Delivered::PassedUnread { rest } => (None, Some(rest)),
         other => {
-            if matches!(other, Delivered::Nothing | Delivered::GivenUp) {
-                cancel.send();
-            }
+            let given_up = matches!(other, Delivered::Nothing | Delivered::GivenUp);
+            let Some(answer) = cancel.give_up(answer, given_up) else {
+                // The client cancelled the call: the stream ends unanswered.
+                return;
+            };
             let data = crate::jsonrpc::nested::to_vec(&answer);
             (Some(sse::event(&data)), None)
         }

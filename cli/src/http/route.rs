@@ -16,6 +16,7 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 
 use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
+use crate::http::cancel::no_answer_response;
 use crate::http::direct_call::{self, DirectCall};
 use crate::http::exchange::exchange;
 use crate::http::failure::describe;
@@ -99,12 +100,17 @@ pub(crate) async fn handle(
             parts.headers.remove(header::CONTENT_LENGTH);
             Bytes::from(crate::jsonrpc::nested::to_vec(&message))
         };
+        // Before it goes upstream: the calls it makes, and those it cancels
+        // (the server may end a cancelled call's stream at once).
+        if proxy.seen_calls().remember(&parts.headers, &message) {
+            // The proxy cancelled that call already: the server was told.
+            break 'answer no_answer_response();
+        }
         if requests(&message).is_empty() {
             // Notifications and responses to the server's requests pass as
             // they are.
             break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
         }
-        proxy.seen_calls().remember(&parts.headers, &message);
         // The answer is read: it must come as the server wrote it.
         parts.headers.remove(header::ACCEPT_ENCODING);
         crate::telemetry::header_trace_context(&parts.headers, &mut message);

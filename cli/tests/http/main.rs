@@ -6,7 +6,7 @@
 //! answers a server compressed (`compressed`), JSON of any depth (`depth`), answers on resumed and GET streams (`resumed`), the bounds on what it waits for and reads (`bounds`), the command line (`options`) and `--invalid-params-as-tool-errors`
 //! (`invalid_params`), task ids that any replica reads
 //! (`replicas`), SIGTERM's drain (`drain`) and a second signal that ends it
-//! (`stop_twice`), the limits on clients and the connection cap
+//! (`stop_twice`), calls the client cancelled (`cancelled`), the limits on clients and the connection cap
 //! (`client_limits`, and the attacks they stop: `attack`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
 //! server (`bridge`), a worker per CPU (`workers`), and servers no one here wrote: one on
@@ -24,6 +24,7 @@ mod process_support;
 mod attack;
 mod bounds;
 mod bridge;
+mod cancelled;
 mod client_limits;
 mod compressed;
 mod depth;
