@@ -2,7 +2,8 @@
 //! the upstream gets its own `Host`, and learns the client's address and the
 //! host it asked for through `Forwarded` and `X-Forwarded-For`: after what
 //! earlier proxies wrote there, or, at the edge (`--forwarded replace`), in
-//! place of what the client wrote.
+//! place of what the client wrote. A `Location` or `Content-Location` the
+//! upstream points at its own origin points the client at the proxy.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -11,6 +12,7 @@ use hyper::{HeaderMap, Response};
 
 use crate::http::body::{ProxyBody, streamed};
 use crate::http::client::UpstreamBody;
+use crate::http::upstream::UpstreamUrl;
 
 /// The headers that belong to one connection (RFC 9110 section 7.6.1), besides
 /// those that `Connection` names.
@@ -91,13 +93,14 @@ pub(crate) enum ForwardedHeaders {
 /// The headers of a request as the upstream gets them: hop-by-hop ones removed,
 /// `Host` the upstream's, the `client`'s address added to `Forwarded` and
 /// `X-Forwarded-For` (after what earlier proxies wrote there, or in place of
-/// it, as `forwarded` says).
+/// it, as `forwarded` says). Returns the `Host` the client sent, for
+/// [`locations_to_client`].
 pub(crate) fn for_upstream(
     headers: &mut HeaderMap,
     client: &Client,
     upstream_host: &HeaderValue,
     forwarded_headers: ForwardedHeaders,
-) {
+) -> Option<HeaderValue> {
     remove_hop_by_hop(headers);
     if forwarded_headers == ForwardedHeaders::Replace {
         headers.remove(header::FORWARDED);
@@ -118,7 +121,46 @@ pub(crate) fn for_upstream(
     append(headers, header::FORWARDED, &forwarded);
     let address = client.address.to_str().expect("written from an address");
     append(headers, X_FORWARDED_FOR, address);
-    headers.insert(header::HOST, upstream_host.clone());
+    headers.insert(header::HOST, upstream_host.clone())
+}
+
+/// Points a response's `Location` and `Content-Location` at the origin the
+/// client asked for (`http://`, the scheme the proxy serves, and the `Host`
+/// it sent) where they point at the `upstream`'s, as nginx's
+/// `proxy_redirect default` does: a client sent to the upstream itself would
+/// skip the proxy, or not reach it at all (the Python SDK answers `/mcp/`
+/// with a `307` to `http://<its own address>/mcp`). Relative ones, and those
+/// at other origins, are kept; so are all when the `Host` is no authority.
+pub(crate) fn locations_to_client(
+    headers: &mut HeaderMap,
+    upstream: &UpstreamUrl,
+    client_host: &HeaderValue,
+) {
+    for name in [header::LOCATION, header::CONTENT_LOCATION] {
+        let header::Entry::Occupied(mut entry) = headers.entry(name) else {
+            continue;
+        };
+        for value in entry.iter_mut() {
+            if let Some(at_client) = at_client_origin(value, upstream, client_host) {
+                *value = at_client;
+            }
+        }
+    }
+}
+
+/// The URL in `value` at the client's origin, if it is at the upstream's.
+fn at_client_origin(
+    value: &HeaderValue,
+    upstream: &UpstreamUrl,
+    client_host: &HeaderValue,
+) -> Option<HeaderValue> {
+    let after_origin = upstream.after_origin(value.to_str().ok()?)?;
+    let client_host = client_host.to_str().ok()?;
+    let is_authority = client_host.parse::<hyper::http::uri::Authority>().is_ok();
+    if !is_authority || client_host.contains('@') {
+        return None;
+    }
+    HeaderValue::from_str(&format!("http://{client_host}{after_origin}")).ok()
 }
 
 /// `X-Forwarded-For`.
@@ -259,6 +301,55 @@ mod tests {
             all("forwarded"),
             ["for=192.0.2.7;host=\"proxy.example\";proto=http"]
         );
+    }
+
+    #[test]
+    fn locations_at_the_upstreams_origin_point_at_the_clients_and_others_are_kept() {
+        let upstream = crate::http::upstream::parse_upstream("http://10.0.0.5:9000/mcp").unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "location",
+            HeaderValue::from_static("http://10.0.0.5:9000/mcp?a#b"),
+        );
+        headers.append(
+            "content-location",
+            HeaderValue::from_static("http://10.0.0.5:9000"),
+        );
+        headers.append("content-location", HeaderValue::from_static("/mcp/x"));
+        headers.append(
+            "content-location",
+            HeaderValue::from_static("http://auth.example/mcp"),
+        );
+        locations_to_client(
+            &mut headers,
+            &upstream,
+            &HeaderValue::from_static("proxy.example:8080"),
+        );
+        assert_eq!(headers["location"], "http://proxy.example:8080/mcp?a#b");
+        let content_locations: Vec<&HeaderValue> =
+            headers.get_all("content-location").iter().collect();
+        assert_eq!(
+            content_locations,
+            [
+                "http://proxy.example:8080",
+                "/mcp/x",
+                "http://auth.example/mcp"
+            ]
+        );
+
+        for not_an_authority in ["user@proxy.example", "proxy.example/x", "proxy example"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                "location",
+                HeaderValue::from_static("http://10.0.0.5:9000/mcp"),
+            );
+            let host = HeaderValue::from_static(not_an_authority);
+            locations_to_client(&mut headers, &upstream, &host);
+            assert_eq!(
+                headers["location"], "http://10.0.0.5:9000/mcp",
+                "{not_an_authority}"
+            );
+        }
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub(crate) async fn handle(
 ) -> Result<Response<ResponseBody>, Infallible> {
     let (mut parts, body) = request.into_parts();
     let body = RequestBody::new(body, activity.clone());
-    let response = 'answer: {
+    let mut client_host = None;
+    let mut response = 'answer: {
         if parts.method == Method::CONNECT {
             break 'answer no_tunnel();
         }
@@ -45,7 +46,7 @@ pub(crate) async fn handle(
         let is_mcp = parts.method == Method::POST && at_endpoint;
         parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
         parts.version = Version::HTTP_11;
-        headers::for_upstream(
+        client_host = headers::for_upstream(
             &mut parts.headers,
             &client,
             proxy.upstream().host(),
@@ -122,6 +123,9 @@ pub(crate) async fn handle(
         )
         .await
     };
+    if let Some(client_host) = &client_host {
+        headers::locations_to_client(response.headers_mut(), proxy.upstream(), client_host);
+    }
     Ok(response.map(|body| ResponseBody::new(body, activity)))
 }
 

@@ -1,5 +1,14 @@
 //! The upstream: the `--upstream` URL read into an origin and an MCP endpoint,
 //! and what opens connections to it (rustls for `https://`).
+//!
+//! A request is at the endpoint however the upstream's router could spell it:
+//! its path, percent-decoded once (as Starlette routes) and compared without
+//! regard to ASCII case (as Express routes), is the endpoint's or lies under
+//! it (as axum's `nest_service` routes, which serves `/mcp/` and `/mcp/x` at
+//! `/mcp`). An endpoint at the origin's root, `/`, is that path alone: every
+//! path lies under it, and the rest of an origin (OAuth metadata, health
+//! checks) is not MCP. Why this rule: docs/http.md, "Which requests are at the
+//! endpoint".
 
 use std::time::Duration;
 
@@ -14,8 +23,11 @@ use hyper_util::client::legacy::connect::HttpConnector;
 pub(crate) struct UpstreamUrl {
     scheme: Scheme,
     authority: Authority,
-    /// The path of the URL: requests to it are read as MCP.
+    /// The path of the URL, as written: the spelling clients use.
     endpoint: String,
+    /// The endpoint as paths are compared with it ([`comparable`]), without
+    /// its trailing `/`: empty for the origin's root.
+    endpoint_compared: Vec<u8>,
     /// The `Host` header the upstream gets.
     host: HeaderValue,
 }
@@ -41,10 +53,15 @@ pub(crate) fn parse_upstream(text: &str) -> Result<UpstreamUrl, String> {
         ));
     }
     let host = HeaderValue::from_str(authority.as_str()).expect("an authority is a header value");
+    let mut endpoint_compared: Vec<u8> = comparable(uri.path()).collect();
+    if endpoint_compared.last() == Some(&b'/') {
+        endpoint_compared.pop();
+    }
     Ok(UpstreamUrl {
         scheme,
         authority,
         endpoint: uri.path().to_owned(),
+        endpoint_compared,
         host,
     })
 }
@@ -54,9 +71,22 @@ impl UpstreamUrl {
         self.scheme == Scheme::HTTPS
     }
 
-    /// Whether a request to `path` is a request to the MCP endpoint.
+    /// Whether a request to `path` is a request to the MCP endpoint, in any
+    /// spelling a router could send there (the module's docs).
     pub(crate) fn is_endpoint(&self, path: &str) -> bool {
-        path == self.endpoint
+        // The spelling of nearly every request: nothing to decode.
+        if path == self.endpoint {
+            return true;
+        }
+        if self.endpoint_compared.is_empty() {
+            return false;
+        }
+        let mut compared = comparable(path);
+        let starts_alike = self
+            .endpoint_compared
+            .iter()
+            .all(|byte| compared.next() == Some(*byte));
+        starts_alike && matches!(compared.next(), None | Some(b'/'))
     }
 
     /// The upstream's URL for a request to `path_and_query` at the proxy.
@@ -69,6 +99,29 @@ impl UpstreamUrl {
             .expect("a scheme, an authority and a path make a URI")
     }
 
+    /// What follows the origin in `url` (its path, query and fragment, maybe
+    /// none) when `url` is an absolute URL at the upstream's origin: its
+    /// scheme, and its host whatever its case, with the port the scheme
+    /// implies written or not.
+    pub(crate) fn after_origin<'a>(&self, url: &'a str) -> Option<&'a str> {
+        let (scheme, rest) = url.split_once("://")?;
+        if !scheme.eq_ignore_ascii_case(self.scheme.as_str()) {
+            return None;
+        }
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, after) = rest.split_at(end);
+        let authority: Authority = authority.parse().ok()?;
+        let same_host = authority.host().eq_ignore_ascii_case(self.authority.host());
+        let same_port = self.port_of(&authority) == self.port_of(&self.authority);
+        (same_host && same_port).then_some(after)
+    }
+
+    /// The port `authority` names, or the one the upstream's scheme implies.
+    fn port_of(&self, authority: &Authority) -> u16 {
+        let implied = if self.is_https() { 443 } else { 80 };
+        authority.port_u16().unwrap_or(implied)
+    }
+
     /// The `Host` header the upstream gets.
     pub(crate) fn host(&self) -> &HeaderValue {
         &self.host
@@ -79,6 +132,39 @@ impl UpstreamUrl {
         let path = PathAndQuery::try_from(self.endpoint.as_str()).ok();
         self.uri_for(path.as_ref())
     }
+}
+
+/// The bytes of `path` as the endpoint is compared with it: every
+/// percent-escape decoded once, as uvicorn decodes a path before Starlette
+/// routes it (`/%6dcp` is `/mcp`, `/v1%2fmcp` is `/v1/mcp`), and ASCII letters
+/// in lower case, as Express routes (`/MCP` is `/mcp`).
+fn comparable(path: &str) -> impl Iterator<Item = u8> + '_ {
+    let mut rest = path.as_bytes();
+    std::iter::from_fn(move || {
+        let (&first, after) = rest.split_first()?;
+        let escaped = match after {
+            [high, low, ..] if first == b'%' => hex_value(*high).zip(hex_value(*low)),
+            _ => None,
+        };
+        let byte = match escaped {
+            Some((high, low)) => {
+                rest = &after[2..];
+                (high << 4) | low
+            }
+            None => {
+                rest = after;
+                first
+            }
+        };
+        Some(byte.to_ascii_lowercase())
+    })
+}
+
+/// The value of hex digit `digit`, in either case.
+fn hex_value(digit: u8) -> Option<u8> {
+    char::from(digit)
+        .to_digit(16)
+        .map(|value| u8::try_from(value).expect("a hex digit is below 16"))
 }
 
 /// What opens connections to the upstream: TCP, and TLS for `https://`.
@@ -131,7 +217,6 @@ mod tests {
         let upstream = parse_upstream("https://mcp.example:8443/v1/mcp").unwrap();
         assert!(upstream.is_https());
         assert!(upstream.is_endpoint("/v1/mcp"));
-        assert!(!upstream.is_endpoint("/v1/mcp/"));
         let path = PathAndQuery::from_static("/.well-known/oauth?x=1");
         assert_eq!(
             upstream.uri_for(Some(&path)),
@@ -139,6 +224,71 @@ mod tests {
         );
         assert_eq!(upstream.host(), "mcp.example:8443");
         assert!(parse_upstream("http://h").unwrap().is_endpoint("/"));
+    }
+
+    #[test]
+    fn the_endpoint_is_any_spelling_a_router_sends_there_and_nothing_beside_it() {
+        let upstream = parse_upstream("http://h/v1/mcp").unwrap();
+        // axum's nest_service, Express, Starlette (uvicorn decodes the path).
+        let routed = [
+            "/v1/mcp/",
+            "/v1/mcp/x",
+            "/v1/mcp//",
+            "/V1/MCP",
+            "/v1/Mcp/",
+            "/v1/%6dcp",
+            "/v1/%4DCP",
+            "/v1%2fmcp",
+            "/%76%31/mcp",
+        ];
+        for path in routed {
+            assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
+        }
+        let beside = [
+            "/v1/mcpx",
+            "/v1/mc",
+            "/v1/mcp%2",
+            "/v1/mcp;x",
+            "/v1/mcp.",
+            "/v1//mcp",
+            "/v1/mc%2570",
+            "/v1",
+            "/",
+            "/mcp",
+            "/x/v1/mcp",
+        ];
+        for path in beside {
+            assert!(!upstream.is_endpoint(path), "{path} is the endpoint");
+        }
+        let with_slash = parse_upstream("http://h/mcp/").unwrap();
+        assert!(with_slash.is_endpoint("/mcp") && with_slash.is_endpoint("/MCP/x"));
+        assert!(!with_slash.is_endpoint("/mcpx"));
+        // Everything lies under the root: only `/` is it.
+        let root = parse_upstream("http://h").unwrap();
+        assert!(root.is_endpoint("/"));
+        assert!(!root.is_endpoint("/x") && !root.is_endpoint("//"));
+    }
+
+    #[test]
+    fn urls_at_the_upstreams_origin_are_told_from_others() {
+        let upstream = parse_upstream("http://Upstream.example/mcp").unwrap();
+        for (url, after) in [
+            ("http://upstream.example/mcp", Some("/mcp")),
+            ("HTTP://UPSTREAM.EXAMPLE:80/a?b#c", Some("/a?b#c")),
+            ("http://upstream.example", Some("")),
+            ("http://upstream.example?x", Some("?x")),
+            ("https://upstream.example/mcp", None),
+            ("http://upstream.example:8080/mcp", None),
+            ("http://upstream.example.evil/mcp", None),
+            ("http://other.example/mcp", None),
+            ("/mcp", None),
+            ("//upstream.example/mcp", None),
+        ] {
+            assert_eq!(upstream.after_origin(url), after, "{url}");
+        }
+        let tls = parse_upstream("https://127.0.0.1:8443/mcp").unwrap();
+        assert_eq!(tls.after_origin("https://127.0.0.1:8443/x"), Some("/x"));
+        assert_eq!(tls.after_origin("https://127.0.0.1/x"), None);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod python;
 mod replicas;
 mod resumed;
 mod rewriting;
+mod spellings;
 mod stop_twice;
 mod support;
 mod typescript_tasks;
