@@ -17,6 +17,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
 use crate::bridge::guard::Guard;
+use crate::bridge::pool::{self, Pool};
 use crate::bridge::session::{Sent, Session, event};
 use crate::bridge::sessions::{Refusal, Sessions};
 use crate::http::activity::{Activity, RequestBody, ResponseBody};
@@ -39,6 +40,8 @@ const RETRY_AFTER_SECONDS: &str = "5";
 #[derive(Debug)]
 pub(crate) struct Bridge {
     sessions: Arc<Sessions>,
+    /// The children serving sessionless clients.
+    pool: Pool,
     guard: Guard,
     path: String,
     connections: Arc<Connections>,
@@ -55,6 +58,7 @@ impl Bridge {
     ) -> Self {
         Self {
             sessions,
+            pool: Pool::default(),
             guard,
             path,
             connections,
@@ -116,26 +120,13 @@ impl Bridge {
         };
         let calls = requests(&message);
         let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
+            return self.sessionless(message, &parts.headers).await;
+        }
         let (session, opened) = if is_initialize && !parts.headers.contains_key(&SESSION_ID) {
             match self.sessions.open() {
                 Ok(session) => (session, true),
-                Err(Refusal::Full) => {
-                    crate::log("refused a new session: --max-sessions are open");
-                    let mut response = json_error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        -32000,
-                        "Service Unavailable: too many sessions; retry later",
-                    );
-                    response.headers_mut().insert(
-                        header::RETRY_AFTER,
-                        HeaderValue::from_static(RETRY_AFTER_SECONDS),
-                    );
-                    return response;
-                }
-                Err(Refusal::Start(message)) => {
-                    crate::log(&message);
-                    return json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message);
-                }
+                Err(refusal) => return refused(refusal),
             }
         } else {
             match self.session(&parts.headers) {
@@ -190,6 +181,35 @@ impl Bridge {
             response.headers_mut().insert(SESSION_ID.clone(), id);
         }
         response
+    }
+
+    /// A `POST` without a session (a client of protocol 2026-07-28): its
+    /// requests go to a child of the [`Pool`], with the child's ids; its
+    /// notifications and answers go nowhere, since no child asked for them.
+    async fn sessionless(&self, mut message: Value, headers: &HeaderMap) -> Response<ProxyBody> {
+        if requests(&message).is_empty() {
+            return status_only(StatusCode::ACCEPTED);
+        }
+        let child = match self.pool.child(&self.sessions).await {
+            Ok(child) => child,
+            Err(refusal) => return refused(refusal),
+        };
+        let sent = pool::with_the_childs_ids(&mut message, &child);
+        let ids: Vec<String> = sent.iter().map(|sent| sent.id.clone()).collect();
+        let (events, body) = ChannelBody::new();
+        if !child.register(sent, &events) {
+            return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+        }
+        drop(events);
+        if !child.send(&nested::to_vec(&message)).await {
+            child.withdraw(&ids);
+            return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+        }
+        if accepts_events(headers) {
+            event_stream(body)
+        } else {
+            json_answer(body).await
+        }
     }
 
     fn get(&self, headers: &HeaderMap) -> Response<ProxyBody> {
@@ -257,7 +277,11 @@ fn sent(message: &Value, ids: Vec<String>) -> Vec<Sent> {
     };
     ids.into_iter()
         .zip(tokens.into_iter().chain(std::iter::repeat(None)))
-        .map(|(id, progress_token)| Sent { id, progress_token })
+        .map(|(id, progress_token)| Sent {
+            id,
+            progress_token,
+            client: None,
+        })
         .collect()
 }
 
@@ -308,6 +332,29 @@ async fn json_answer(body: ChannelBody) -> Response<ProxyBody> {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The answer when no session could be opened.
+fn refused(refusal: Refusal) -> Response<ProxyBody> {
+    match refusal {
+        Refusal::Full => {
+            crate::log("refused a new session: --max-sessions are open");
+            let mut response = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                -32000,
+                "Service Unavailable: too many sessions; retry later",
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+            response
+        }
+        Refusal::Start(message) => {
+            crate::log(&message);
+            json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message)
+        }
+    }
 }
 
 fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {

@@ -8,7 +8,8 @@
 //! The files: `endpoint` (the transport's requests, answered), `session`
 //! (one session's child, and where each of its lines goes), `sessions` (the
 //! open ones, their cap, their ends), `session_id` (minted at random),
-//! `guard` (`Origin` and the bearer token).
+//! `pool` (the children that serve sessionless clients), `guard` (`Origin`
+//! and the bearer token).
 //!
 //! Every child is started from the main thread, whose runtime serves the
 //! bridge: it dies with the bridge (`PR_SET_PDEATHSIG` fires when the thread
@@ -17,6 +18,7 @@
 
 mod endpoint;
 mod guard;
+mod pool;
 mod session;
 mod session_id;
 mod sessions;

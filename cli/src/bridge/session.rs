@@ -37,6 +37,14 @@ pub(crate) struct Session {
     routes: Mutex<Routes>,
     /// Signals for the child (SIGTERM when the session ends).
     signals: mpsc::UnboundedSender<i32>,
+    /// Whether the child serves sessionless clients ([`Pool`]): its calls
+    /// carry ids of the bridge's, and the server's own messages reach no
+    /// client.
+    ///
+    /// [`Pool`]: crate::bridge::pool::Pool
+    pooled: bool,
+    /// The last id the bridge gave a call of a pooled child.
+    last_id: std::sync::atomic::AtomicU64,
 }
 
 /// Where the child's lines go.
@@ -58,23 +66,47 @@ struct Call {
     events: mpsc::Sender<Bytes>,
     /// The JSON text of its `_meta.progressToken`.
     progress_token: Option<String>,
+    /// What the client wrote where the child sees the bridge's own values.
+    client: Option<ClientValues>,
 }
 
 /// A request as the session registers it: the JSON text of its id, and of
-/// its progress token.
+/// its progress token, as the child sees them.
 #[derive(Debug)]
 pub(crate) struct Sent {
     pub(crate) id: String,
     pub(crate) progress_token: Option<String>,
+    /// The client's, when the child sees the bridge's.
+    pub(crate) client: Option<ClientValues>,
+}
+
+/// The id and progress token a client wrote, in place of which a pooled
+/// child sees the bridge's.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientValues {
+    pub(crate) id: Value,
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// What a line of the child needs before its client reads it.
+#[derive(Debug)]
+enum Restore {
+    Nothing,
+    /// The ids of answers: the child's (JSON text), then the client's.
+    Ids(Vec<(String, Value)>),
+    /// The progress token of a notification: the client's.
+    ProgressToken(Value),
 }
 
 impl Session {
     /// Starts `options.command` for the session `id`; the relay is returned
     /// to be finished (`Relay::finish`) with the signals returned.
+    /// `pooled`: the child serves sessionless clients.
     pub(crate) fn start(
         id: String,
         options: &Options,
         traced: bool,
+        pooled: bool,
     ) -> Result<(Arc<Self>, Relay, Forwarded), StartError> {
         let (relay_input, input) = pipe().map_err(StartError::Relay)?;
         let (output, relay_output) = pipe().map_err(StartError::Relay)?;
@@ -99,6 +131,8 @@ impl Session {
                 ended: false,
             }),
             signals,
+            pooled,
+            last_id: std::sync::atomic::AtomicU64::new(0),
         });
         tokio::spawn(session.clone().route_output(output));
         Ok((session, relay, forwarded))
@@ -106,6 +140,20 @@ impl Session {
 
     pub(crate) fn id(&self) -> &str {
         &self.id
+    }
+
+    /// A new id for a call of a pooled child: `"mte-N"`.
+    pub(crate) fn next_call_id(&self) -> Value {
+        let n = self
+            .last_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        Value::String(format!("mte-{n}"))
+    }
+
+    /// How many requests wait for the child.
+    pub(crate) fn calls_in_flight(&self) -> usize {
+        self.routes().calls.len()
     }
 
     fn routes(&self) -> MutexGuard<'_, Routes> {
@@ -127,6 +175,7 @@ impl Session {
                 Call {
                     events: events.clone(),
                     progress_token: request.progress_token,
+                    client: request.client,
                 },
             );
         }
@@ -240,12 +289,16 @@ impl Session {
             if message.is_empty() {
                 continue;
             }
-            let Some(events) = self.destination(message) else {
+            let Some((events, restore)) = self.destination(message) else {
                 continue;
+            };
+            let event = match restore.applied(message) {
+                Some(restored) => event(&restored),
+                None => event(message),
             };
             // A client that does not read its stream holds its session's
             // lines only: its connection is closed past --client-send-timeout.
-            let _ = events.send(event(message)).await;
+            let _ = events.send(event).await;
         }
         // Every stream of the session ends.
         let mut routes = self.routes();
@@ -254,27 +307,88 @@ impl Session {
         routes.ended = true;
     }
 
-    /// The stream `message` goes to, if any is open.
-    fn destination(&self, message: &[u8]) -> Option<mpsc::Sender<Bytes>> {
+    /// The stream `message` goes to, if any is open, and what it needs
+    /// before its client reads it.
+    fn destination(&self, message: &[u8]) -> Option<(mpsc::Sender<Bytes>, Restore)> {
         let kind = Kind::of(message);
         let mut routes = self.routes();
         match kind {
             Kind::Answer(ids) => {
                 let mut events = None;
+                let mut restored = Vec::new();
                 for id in ids {
                     if let Some(call) = routes.calls.remove(&id) {
                         events = events.or(Some(call.events));
+                        if let Some(client) = call.client {
+                            restored.push((id, client.id));
+                        }
                     }
                 }
-                events
+                let restore = if restored.is_empty() {
+                    Restore::Nothing
+                } else {
+                    Restore::Ids(restored)
+                };
+                events.map(|events| (events, restore))
             }
-            Kind::Progress(token) => routes
-                .calls
-                .values()
-                .find(|call| call.progress_token.as_deref() == Some(&token))
-                .map(|call| call.events.clone())
-                .or_else(|| routes.any_stream()),
-            Kind::Other => routes.any_stream(),
+            Kind::Progress(token) => {
+                let call = routes
+                    .calls
+                    .values()
+                    .find(|call| call.progress_token.as_deref() == Some(&token));
+                match call {
+                    Some(call) => {
+                        let restore = match call.client.as_ref() {
+                            Some(client) => Restore::ProgressToken(
+                                client.progress_token.clone().unwrap_or(Value::Null),
+                            ),
+                            None => Restore::Nothing,
+                        };
+                        Some((call.events.clone(), restore))
+                    }
+                    None if self.pooled => None,
+                    None => routes.any_stream().map(|events| (events, Restore::Nothing)),
+                }
+            }
+            // A pooled child's own messages belong to no client it serves.
+            Kind::Other if self.pooled => None,
+            Kind::Other => routes.any_stream().map(|events| (events, Restore::Nothing)),
+        }
+    }
+}
+
+impl Restore {
+    /// `message` with the client's values written back, when it needs them.
+    fn applied(&self, message: &[u8]) -> Option<Vec<u8>> {
+        if matches!(self, Self::Nothing) {
+            return None;
+        }
+        let mut value = nested::from_slice(message).ok()?;
+        match self {
+            Self::Nothing => {}
+            Self::Ids(ids) => {
+                let answers = match &mut value {
+                    Value::Array(batch) => batch.iter_mut().collect(),
+                    single => vec![single],
+                };
+                for answer in answers {
+                    if let Some(id) = answer.get_mut("id")
+                        && let Some((_, client)) =
+                            ids.iter().find(|(child, _)| *child == id.to_string())
+                    {
+                        *id = client.clone();
+                    }
+                }
+            }
+            Self::ProgressToken(token) => {
+                if let Some(written) = value.pointer_mut("/params/progressToken") {
+                    *written = token.clone();
+                }
+            }
+        }
+        match crate::jsonrpc::splice::splice(message, &value)? {
+            crate::jsonrpc::splice::Spliced::Same => None,
+            crate::jsonrpc::splice::Spliced::Changed(bytes) => Some(bytes),
         }
     }
 }

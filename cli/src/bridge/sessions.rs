@@ -64,13 +64,24 @@ impl Sessions {
     /// Opens a session: its child started, on the calling thread, which must
     /// live as long as the process (see `Relay::start`).
     pub(crate) fn open(self: &Arc<Self>) -> Result<Arc<Session>, Refusal> {
+        self.open_for(false)
+    }
+
+    /// Opens a session of the bridge's own, whose child serves sessionless
+    /// clients ([`Pool`](crate::bridge::pool::Pool)); it counts in
+    /// `--max-sessions` as any other.
+    pub(crate) fn open_pooled(self: &Arc<Self>) -> Result<Arc<Session>, Refusal> {
+        self.open_for(true)
+    }
+
+    fn open_for(self: &Arc<Self>, pooled: bool) -> Result<Arc<Session>, Refusal> {
         let mut table = self.table();
         if table.len() >= self.max {
             return Err(Refusal::Full);
         }
         let id = session_id::mint().map_err(|error| Refusal::Start(error.to_string()))?;
-        let (session, relay, mut forwarded) = Session::start(id, &self.options, self.traced)
-            .map_err(|error| {
+        let (session, relay, mut forwarded) =
+            Session::start(id, &self.options, self.traced, pooled).map_err(|error| {
                 Refusal::Start(match error {
                     StartError::Spawn(error) => {
                         format!("cannot start `{}`: {error}", self.options.command[0])

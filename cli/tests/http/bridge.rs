@@ -454,3 +454,85 @@ async fn sigkill_of_the_bridge_leaves_no_child_nor_a_child_of_a_shell_wrapper() 
         all_exited("their children exit", &grandchildren).await;
     }
 }
+
+/// `server/discover` answered as a server of 2026-07-28 answers it.
+const DISCOVERED: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete"}}"#;
+
+/// `server/discover` refused, as a server of an earlier protocol refuses it.
+const NO_DISCOVER: &str =
+    r#"{"jsonrpc":"2.0","id":$ID,"error":{"code":-32601,"message":"Method not found"}}"#;
+
+/// A sessionless request: a `tools/call` of `tool` with `id`, and a progress
+/// token.
+fn sessionless_call(id: u64, tool: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{"progressToken":"p{id}","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+    )
+}
+
+#[tokio::test]
+async fn sessionless_requests_are_served_by_a_pooled_child_with_their_own_ids() {
+    // The child echoes the token it was given in its progress, then answers;
+    // a modern server: it answers server/discover, and would die of an
+    // initialize, which the bridge must not send it.
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":$ID,"progress":1}}"#;
+    let failed = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"quota exceeded"}],"isError":true}}"#;
+    let bridge = Bridge::start(
+        &[],
+        &Server::scripted(json!({"on": {
+            "server/discover": [send(DISCOVERED)],
+            "initialize": [{"exit": 9}],
+            "tools/call fail": [send(progress), send(failed)],
+        }})),
+    )
+    .await;
+    let address = bridge.process.address;
+    // Two clients with the same id and token at once.
+    let call = sessionless_call(1, "fail");
+    let (first, second) = tokio::join!(post_to(address, &call, &[]), post_to(address, &call, &[]));
+    for response in [first, second] {
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers().get("mcp-session-id").is_none());
+        let answers = answers(response).await;
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers[0]["params"]["progressToken"], "p1");
+        assert_eq!(answers[1]["id"], 1);
+        assert_eq!(
+            answers[1]["result"]["content"][0]["text"],
+            render_error("fail", "quota exceeded")
+        );
+    }
+    assert!(!bridge.children().is_empty() && bridge.children().len() <= 2);
+    // A notification without a session is accepted, and goes nowhere.
+    let response = post_to(
+        address,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_server_of_an_earlier_protocol_is_initialized_by_the_bridge_and_refuses_discover() {
+    let echo = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+    let bridge = Bridge::start(
+        &[],
+        &child(json!({
+            "server/discover": [send(NO_DISCOVER)],
+            "tools/call echo": [send(echo)],
+        })),
+    )
+    .await;
+    let address = bridge.process.address;
+    // A client's own probe gets the server's refusal: it falls back to a
+    // session.
+    let probe = r#"{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}"#;
+    let refused = answers(post_to(address, probe, &[]).await).await;
+    assert_eq!(refused[0]["id"], 5);
+    assert_eq!(refused[0]["error"]["code"], -32601);
+    let served = answers(post_to(address, &sessionless_call(6, "echo"), &[]).await).await;
+    assert_eq!(served[0]["id"], 6);
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    assert_eq!(bridge.children().len(), 1, "one pooled child served both");
+}

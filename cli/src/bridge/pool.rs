@@ -1,0 +1,167 @@
+//! Sessionless clients (protocol 2026-07-28: no `initialize`, no session; the
+//! protocol version in each request's `_meta`), served as a stateless server
+//! serves them: each request by one of a few children the bridge started and
+//! prepared itself, shared by every such client.
+//!
+//! A new child is asked `server/discover` first, as a client of 2026-07-28
+//! asks: a server of that protocol answers it and serves such requests from
+//! then on (the Python SDK's locks a connection to the first era it sees); a
+//! server of an earlier one refuses it (`-32601`), and the bridge initializes
+//! it as a client of 2025-11-25 would. Either way a client's own
+//! `server/discover`, which the official clients send first, gets the
+//! server's answer: one of an earlier protocol refuses it, and the client
+//! falls back to `initialize`, which opens a session.
+//!
+//! No two clients' ids meet in one child: each request's id is replaced by one
+//! of the bridge's (`"mte-N"`, unique in its child), and so is its
+//! `_meta.progressToken`; the child's answer and progress get the client's
+//! back. A pooled child's own messages (log messages, its requests to a
+//! client) reach no client: no stream carries them, and they could belong to
+//! any. A new child is started while every child has a call in flight, up to
+//! [`SIZE`]; the children count in `--max-sessions`, and each goes at
+//! `--session-idle-timeout` like any session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::bridge::session::{ClientValues, Sent, Session};
+use crate::bridge::sessions::{Refusal, Sessions};
+
+/// The most children the pool starts.
+pub(crate) const SIZE: usize = 4;
+
+/// How long a new child may take to answer each of the bridge's requests.
+const INITIALIZE_WITHIN: Duration = Duration::from_secs(30);
+
+/// The children serving sessionless clients.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    children: tokio::sync::Mutex<Vec<Arc<Session>>>,
+}
+
+impl Pool {
+    /// The child for the next request: one with no call in flight, else a
+    /// new one while there are fewer than [`SIZE`], else the least busy.
+    pub(crate) async fn child(&self, sessions: &Arc<Sessions>) -> Result<Arc<Session>, Refusal> {
+        let mut children = self.children.lock().await;
+        children.retain(|child| !child.has_ended());
+        let least_busy = children
+            .iter()
+            .min_by_key(|child| child.calls_in_flight())
+            .cloned();
+        if let Some(child) = &least_busy
+            && (child.calls_in_flight() == 0 || children.len() >= SIZE)
+        {
+            return Ok(child.clone());
+        }
+        let child = match sessions.open_pooled() {
+            Ok(child) => child,
+            // Every session taken: the children there are serve.
+            Err(refusal) => return least_busy.ok_or(refusal),
+        };
+        if !prepare(&child).await {
+            child.end().await;
+            return least_busy.ok_or_else(|| {
+                Refusal::Start(
+                    "the server answered neither server/discover nor initialize".to_owned(),
+                )
+            });
+        }
+        children.push(child.clone());
+        Ok(child)
+    }
+}
+
+/// Gives each request of `message` an id of `child`'s (and its progress
+/// token the same), keeping the client's: the requests to register.
+pub(crate) fn with_the_childs_ids(message: &mut Value, child: &Session) -> Vec<Sent> {
+    let requests: Vec<&mut Value> = match message {
+        Value::Array(batch) => batch.iter_mut().collect(),
+        single => vec![single],
+    };
+    let mut sent = Vec::new();
+    for request in requests {
+        let is_request = request.get("method").is_some_and(Value::is_string);
+        let Some(id) = request.get_mut("id").filter(|_| is_request) else {
+            continue;
+        };
+        let ours = child.next_call_id();
+        let client_id = std::mem::replace(id, ours.clone());
+        let client_token = request
+            .pointer_mut("/params/_meta/progressToken")
+            .map(|token| std::mem::replace(token, ours.clone()));
+        sent.push(Sent {
+            id: ours.to_string(),
+            progress_token: client_token.as_ref().map(|_| ours.to_string()),
+            client: Some(ClientValues {
+                id: client_id,
+                progress_token: client_token,
+            }),
+        });
+    }
+    sent
+}
+
+/// Prepares a new child: `server/discover`, else `initialize`; whether it
+/// answered either with a result.
+async fn prepare(child: &Session) -> bool {
+    let discover = json!({
+        "jsonrpc": "2.0",
+        "id": child.next_call_id(),
+        "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": client_info(),
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }},
+    });
+    match ask(child, &discover).await {
+        Some(true) => return true,
+        Some(false) => {}
+        None => return false,
+    }
+    let initialize = json!({
+        "jsonrpc": "2.0",
+        "id": child.next_call_id(),
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": client_info(),
+        },
+    });
+    ask(child, &initialize).await == Some(true)
+        && child
+            .send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await
+}
+
+/// The bridge, as a client of its children.
+fn client_info() -> Value {
+    json!({"name": "mcp-tool-errors", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Sends `request` to `child`: whether its answer is a result (`false`: an
+/// error); `None` when none came in time.
+async fn ask(child: &Session, request: &Value) -> Option<bool> {
+    let (events, mut answer) = mpsc::channel::<Bytes>(1);
+    let registered = child.register(
+        vec![Sent {
+            id: request["id"].to_string(),
+            progress_token: None,
+            client: None,
+        }],
+        &events,
+    );
+    drop(events);
+    if !registered || !child.send(request.to_string().as_bytes()).await {
+        return None;
+    }
+    let answered = tokio::time::timeout(INITIALIZE_WITHIN, answer.recv()).await;
+    let event = answered.ok()??;
+    Some(memchr::memmem::find(&event, b"\"result\"").is_some())
+}
