@@ -88,19 +88,13 @@ impl Bridge {
         }
     }
 
-    /// The session the request names; else the answer to it.
-    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<ProxyBody>> {
-        let Some(id) = headers.get(&SESSION_ID) else {
-            return Err(json_error(
-                StatusCode::BAD_REQUEST,
-                -32000,
-                "Bad Request: Mcp-Session-Id header is required",
-            ));
-        };
+    /// The session the request names; else why there is none.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, NoSession> {
+        let id = headers.get(&SESSION_ID).ok_or(NoSession::Unnamed)?;
         id.to_str()
             .ok()
             .and_then(|id| self.sessions.get(id))
-            .ok_or_else(|| json_error(StatusCode::NOT_FOUND, -32001, "Session not found"))
+            .ok_or(NoSession::NotFound)
     }
 
     async fn post(&self, request: Request<RequestBody>) -> Response<ProxyBody> {
@@ -131,7 +125,7 @@ impl Bridge {
         } else {
             match self.session(&parts.headers) {
                 Ok(session) => (session, false),
-                Err(response) => return response,
+                Err(none) => return none.response(),
             }
         };
         // The child reads a line per message.
@@ -145,7 +139,7 @@ impl Bridge {
             return if session.send(&line).await {
                 status_only(StatusCode::ACCEPTED)
             } else {
-                json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
+                not_found()
             };
         }
         let ids: Vec<String> = calls.iter().map(|(id, _)| id.to_string()).collect();
@@ -163,13 +157,13 @@ impl Bridge {
         } else {
             let sent = sent(&message, ids.clone());
             if !session.register(sent, &events) {
-                return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+                return not_found();
             }
             // The body ends once every call is answered.
             drop(events);
             if !session.send(&line).await {
                 session.withdraw(&ids);
-                return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+                return not_found();
             }
             if accepts_events(&parts.headers) {
                 event_stream(body)
@@ -215,14 +209,14 @@ impl Bridge {
     fn get(&self, headers: &HeaderMap) -> Response<ProxyBody> {
         let session = match self.session(headers) {
             Ok(session) => session,
-            Err(response) => return response,
+            Err(none) => return none.response(),
         };
         if !accepts_events(headers) {
             return status_only(StatusCode::NOT_ACCEPTABLE);
         }
         let (events, body) = ChannelBody::new();
         if !session.listen(events) {
-            return json_error(StatusCode::NOT_FOUND, -32001, "Session not found");
+            return not_found();
         }
         event_stream(body)
     }
@@ -233,7 +227,30 @@ impl Bridge {
                 session.end().await;
                 status_only(StatusCode::OK)
             }
-            Err(response) => response,
+            Err(none) => none.response(),
+        }
+    }
+}
+
+/// Why a request has no session.
+#[derive(Debug, Clone, Copy)]
+enum NoSession {
+    /// It names none.
+    Unnamed,
+    /// The one it names is not (or no longer) there: the client starts a
+    /// new one.
+    NotFound,
+}
+
+impl NoSession {
+    fn response(self) -> Response<ProxyBody> {
+        match self {
+            Self::Unnamed => json_error(
+                StatusCode::BAD_REQUEST,
+                -32000,
+                "Bad Request: Mcp-Session-Id header is required",
+            ),
+            Self::NotFound => not_found(),
         }
     }
 }
@@ -355,6 +372,11 @@ fn refused(refusal: Refusal) -> Response<ProxyBody> {
             json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message)
         }
     }
+}
+
+/// A session that is not (or no longer) there.
+fn not_found() -> Response<ProxyBody> {
+    json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
 }
 
 fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {

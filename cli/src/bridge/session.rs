@@ -372,9 +372,10 @@ impl Restore {
                     single => vec![single],
                 };
                 for answer in answers {
-                    if let Some(id) = answer.get_mut("id")
-                        && let Some((_, client)) =
-                            ids.iter().find(|(child, _)| *child == id.to_string())
+                    let written = answer.get("id").map(Value::to_string);
+                    if let Some(written) = written
+                        && let Some((_, client)) = ids.iter().find(|(child, _)| *child == written)
+                        && let Some(id) = answer.get_mut("id")
                     {
                         *id = client.clone();
                     }
