@@ -347,6 +347,65 @@ mod tests {
     }
 
     #[test]
+    fn the_bridge_is_listen_with_a_command_and_its_options_go_with_it_only() {
+        let options = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "2",
+            "--session-idle-timeout",
+            "30s",
+            "--path",
+            "/v1/mcp",
+            "--keepalive-timeout",
+            "5s",
+            "--",
+            "uvx",
+            "server",
+        ])
+        .expect("a bridge");
+        assert_eq!(options.command, ["uvx", "server"]);
+        assert_eq!(options.max_sessions, Some(2));
+        assert_eq!(options.session_idle_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(options.path.as_deref(), Some("/v1/mcp"));
+        assert!(options.upstream.is_none());
+        let refused: [&[&str]; 6] = [
+            // Without --listen: the stdio mode, which serves no sessions.
+            &["--max-sessions", "2", "server"],
+            &["--listen", "127.0.0.1:0", "--max-sessions", "0", "server"],
+            &["--listen", "127.0.0.1:0", "--path", "mcp", "server"],
+            &[
+                "--listen",
+                "127.0.0.1:0",
+                "--forwarded",
+                "replace",
+                "server",
+            ],
+            &[
+                "--upstream",
+                "http://h/mcp",
+                "--listen",
+                "127.0.0.1:0",
+                "--max-sessions",
+                "2",
+            ],
+            &[
+                "--listen",
+                "0.0.0.0:0",
+                "--auth-token-file",
+                "t",
+                "--allow-unauthenticated",
+                "server",
+            ],
+        ];
+        for args in refused {
+            let args = ["mcp-tool-errors"].into_iter().chain(args.iter().copied());
+            assert!(Options::try_parse_from(args).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
     fn tool_timeouts_split_at_the_last_equals_sign() {
         assert_eq!(
             parse_tool_timeout("a=b=5s"),
