@@ -154,6 +154,9 @@ where
                 }
                 Ok(Poll::Ready(mut result)) => {
                     drop_inner_future(this.state, &this.shared.config);
+                    // Taken whether or not anything records it: the mark is
+                    // the layer's, never the client's.
+                    let no_answer = Resp::take_no_answer(&mut result);
                     let recording = telemetry::is_recording(this.span, this.duration);
                     let read = answers::read(
                         this.calls,
@@ -167,6 +170,7 @@ where
                         this.duration,
                         &this.shared.tool_names,
                         read.delivered,
+                        no_answer,
                         || read.outcome,
                     );
                     return Poll::Ready(result);

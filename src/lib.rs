@@ -256,6 +256,7 @@ pub use message::{McpRequest, McpResponse};
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
+pub use telemetry::NoAnswer;
 
 /// The traits message types implement are crate-private, and sealed: no user
 /// names them.

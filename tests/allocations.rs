@@ -24,7 +24,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use counting_allocator::count_allocations;
-use mcp_tool_errors::{ToolErrorLayer, ToolErrors, render_error};
+use mcp_tool_errors::{NoAnswer, ToolErrorLayer, ToolErrors, render_error};
 use serde_json::{Value, json};
 use support::complete::complete;
 use support::tool_call;
@@ -163,6 +163,19 @@ fn pass_through_allocates_nothing_extra() {
         assert_eq!(answered, response);
         assert_eq!(extra, 0, "passing through {request}");
     }
+}
+
+#[test]
+fn a_marked_answer_nothing_records_loses_its_mark_and_allocates_nothing_extra() {
+    let message = "The server could not be reached.";
+    let unmarked =
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": message}});
+    let mut marked = unmarked.clone();
+    NoAnswer::UpstreamUnreachable.mark(&mut marked);
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (answered, extra) = extra_allocations(ping, marked);
+    assert_eq!(answered, unmarked);
+    assert_eq!(extra, 0);
 }
 
 #[test]

@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::field::field;
 use super::result::text_item;
+use crate::NoAnswer;
 use crate::model::{Answer, AnswerId, LayerAnswer, LayerAnswers, Response};
 
 impl<E> Response<E> for Value {
@@ -24,6 +25,10 @@ impl<E> Response<E> for Value {
 
     fn is_batch(response: &Result<Value, E>) -> bool {
         matches!(response, Ok(Value::Array(_)))
+    }
+
+    fn take_no_answer(response: &mut Result<Value, E>) -> Option<NoAnswer> {
+        response.as_mut().ok().and_then(NoAnswer::take)
     }
 
     fn layer_response(answers: LayerAnswers<'_>) -> Result<Value, E> {
@@ -60,6 +65,11 @@ impl<E> Response<E> for Option<Value> {
 
     fn is_batch(response: &Result<Option<Value>, E>) -> bool {
         matches!(response, Ok(Some(Value::Array(_))))
+    }
+
+    fn take_no_answer(response: &mut Result<Option<Value>, E>) -> Option<NoAnswer> {
+        let response = response.as_mut().ok()?.as_mut()?;
+        NoAnswer::take(response)
     }
 
     fn layer_response(answers: LayerAnswers<'_>) -> Result<Option<Value>, E> {

@@ -98,6 +98,15 @@ pub trait Response<Error>: Sized {
     /// The response that carries `answers`, the layer's own, in place of the
     /// inner service's (after a panic or a timeout).
     fn layer_response(answers: LayerAnswers<'_>) -> Result<Self, Error>;
+
+    /// Removes from `response` the mark of an answer the inner service made
+    /// itself ([`NoAnswer::mark`](crate::NoAnswer::mark)) and returns it;
+    /// `None` for a message type that carries none. Called for every response
+    /// of the inner service, so a mark never leaves the layer.
+    fn take_no_answer(response: &mut Result<Self, Error>) -> Option<crate::NoAnswer> {
+        let _ = response;
+        None
+    }
 }
 
 /// The result of a successful answer, read as the kind of call it answers.

@@ -9,6 +9,7 @@ use crate::model::{Outcome, Request};
 use crate::tasks::Delivered;
 
 mod metric;
+mod no_answer;
 mod outcome;
 #[cfg(feature = "opentelemetry")]
 mod propagation;
@@ -16,6 +17,7 @@ mod span;
 mod tool_names;
 
 pub(crate) use metric::OperationDuration;
+pub use no_answer::NoAnswer;
 pub(crate) use outcome::Cause;
 use outcome::Failure;
 pub(crate) use tool_names::ToolNames;
@@ -44,22 +46,27 @@ pub(crate) fn is_recording(span: &Span, duration: &OperationDuration) -> bool {
 }
 
 /// Records how a request the inner service answered ended: as `outcome` says,
-/// unless the answer delivered the result of a task (`delivered`). That result
-/// fails the request when it is an `isError` result, with the cause `panic` when
-/// it is the layer's answer to a panic of the task's operation; the span then
-/// also names the task's tool, when the layer saw the task created. `outcome` is
-/// read only when something records it; `tool_names` are the layer's, which the
-/// metric names tools from.
+/// unless the inner service made the answer itself (`no_answer`, the reason it
+/// marked it with), or the answer delivered the result of a task (`delivered`).
+/// That result fails the request when it is an `isError` result, with the cause
+/// `panic` when it is the layer's answer to a panic of the task's operation; the
+/// span then also names the task's tool, when the layer saw the task created.
+/// `outcome` is read only when something records it; `tool_names` are the
+/// layer's, which the metric names tools from.
 pub(crate) fn record_answer(
     span: &Span,
     duration: &mut OperationDuration,
     tool_names: &ToolNames,
     delivered: Option<Delivered>,
+    no_answer: Option<NoAnswer>,
     outcome: impl FnOnce() -> Outcome,
 ) {
     // First: when nothing records the request, this is all it costs.
     if !is_recording(span, duration) {
         return;
+    }
+    if let Some(reason) = no_answer {
+        return record_outcome(span, duration, tool_names, Cause::NoAnswer(reason), outcome);
     }
     let Some(delivered) = delivered else {
         return record_outcome(span, duration, tool_names, Cause::Service, outcome);

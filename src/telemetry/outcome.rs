@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::NoAnswer;
 use crate::model::Outcome;
 
 /// Who answered the request, when the request failed.
@@ -13,6 +14,9 @@ pub(crate) enum Cause {
     Panic,
     /// The layer, after the handler ran out of time.
     Timeout,
+    /// The inner service, in place of a server that gave no answer, for this
+    /// reason.
+    NoAnswer(NoAnswer),
 }
 
 impl Cause {
@@ -34,43 +38,41 @@ const CLIENT_ERROR_CODES: [i64; 5] = [-32700, -32600, -32601, -32602, -32002];
 pub(super) struct Failure {
     pub(super) outcome: Outcome,
     /// `mcp_tool_errors.cause`: `tool_error`, `panic`, `timeout`,
-    /// `protocol_error` or `service_error`.
+    /// `protocol_error`, `service_error`, or a [`NoAnswer`]'s error type.
     pub(super) cause: &'static str,
-    /// Whether the layer answered because the handler ran out of time.
-    timed_out: bool,
+    error_type: ErrorType,
 }
 
 impl Failure {
     /// The failure of a request that ended with `outcome`, answered by `cause`;
-    /// `None` for a success.
+    /// `None` for a success the inner service answered.
     pub(super) fn of(cause: Cause, outcome: Outcome) -> Option<Self> {
-        let cause = match (cause, outcome) {
-            (Cause::Panic, _) => "panic",
-            (Cause::Timeout, _) => "timeout",
+        let (cause, error_type) = match (cause, outcome) {
+            (Cause::Panic, _) => ("panic", ErrorType::of(outcome)),
+            (Cause::Timeout, _) => ("timeout", ErrorType::Named("timeout")),
+            (Cause::NoAnswer(reason), _) => {
+                let error_type = reason.error_type();
+                (error_type, ErrorType::Named(error_type))
+            }
             (Cause::Service, Outcome::Success) => return None,
-            (Cause::Service, Outcome::ToolError) => "tool_error",
-            (Cause::Service, Outcome::ErrorResponse { .. }) => "protocol_error",
-            (Cause::Service, Outcome::ServiceError) => "service_error",
+            (Cause::Service, Outcome::ToolError) => ("tool_error", ErrorType::of(outcome)),
+            (Cause::Service, Outcome::ErrorResponse { .. }) => {
+                ("protocol_error", ErrorType::of(outcome))
+            }
+            (Cause::Service, Outcome::ServiceError) => ("service_error", ErrorType::of(outcome)),
         };
         Some(Self {
             outcome,
             cause,
-            timed_out: cause == "timeout",
+            error_type,
         })
     }
 
     /// `error.type`: `timeout` for the layer's answer to a handler that ran
-    /// out of time, else `tool_error`, the JSON-RPC error code, or `_OTHER`.
+    /// out of time, a [`NoAnswer`]'s for an answer the inner service made
+    /// itself; else `tool_error`, the JSON-RPC error code, or `_OTHER`.
     pub(super) fn error_type(&self) -> ErrorType {
-        if self.timed_out {
-            return ErrorType::Timeout;
-        }
-        match self.outcome {
-            Outcome::ToolError => ErrorType::ToolError,
-            Outcome::ErrorResponse { code } => ErrorType::Code(code),
-            // A panicked notification has no answer to read a failure from.
-            Outcome::Success | Outcome::ServiceError => ErrorType::Other,
-        }
+        self.error_type
     }
 
     /// `rpc.response.status_code`: the JSON-RPC error code, for an error
@@ -95,17 +97,29 @@ impl Failure {
 /// The value of `error.type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ErrorType {
-    Timeout,
-    ToolError,
+    /// A name: `timeout`, `tool_error`, a [`NoAnswer`]'s.
+    Named(&'static str),
+    /// A JSON-RPC error code.
     Code(i64),
     Other,
+}
+
+impl ErrorType {
+    /// What `outcome` itself says.
+    fn of(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::ToolError => Self::Named("tool_error"),
+            Outcome::ErrorResponse { code } => Self::Code(code),
+            // A panicked notification has no answer to read a failure from.
+            Outcome::Success | Outcome::ServiceError => Self::Other,
+        }
+    }
 }
 
 impl fmt::Display for ErrorType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Timeout => f.write_str("timeout"),
-            Self::ToolError => f.write_str("tool_error"),
+            Self::Named(name) => f.write_str(name),
             Self::Code(code) => write!(f, "{code}"),
             Self::Other => f.write_str("_OTHER"),
         }

@@ -4,15 +4,15 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use mcp_tool_errors::{ToolErrorLayer, ToolErrors};
+use mcp_tool_errors::{NoAnswer, ToolErrorLayer, ToolErrors};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use crate::answer::respond;
 use crate::exporter::{
     PARENT_SPAN_ID, TRACE_ID, TRACEPARENT, assert_failed, assert_logged, assert_no_attribute_holds,
-    assert_protocol_error, assert_span, assert_timed_out, assert_tool_error, exporter, span_named,
-    span_with_id,
+    assert_protocol_error, assert_span, assert_timed_out, assert_tool_error, duration_points,
+    exporter, span_named, span_with_id,
 };
 
 /// In every tool call's arguments; no span may hold it.
@@ -22,9 +22,11 @@ const PAYLOAD: &str = "token=hunter2";
 
 /// A server whose tools answer by their name: `*_task` with a task handle
 /// (protocol 2025-11-25), `*_refuse` with an `isError` result, `*_panic` by
-/// panicking, `*_hang` never, `*_ok` with a result; any other tool is unknown
-/// (-32602). The task of `*_refuse_task` fails with an `isError` result, any
-/// other succeeds.
+/// panicking, `*_hang` never, `*_ok` with a result, `*_unreachable` with the
+/// `isError` result of a proxy whose upstream cannot be reached, marked
+/// [`NoAnswer::UpstreamUnreachable`]; any other tool is unknown (-32602). The
+/// task of `*_refuse_task` fails with an `isError` result, any other
+/// succeeds.
 async fn server(request: Value) -> Result<Value, Infallible> {
     let tool = request["params"]["name"].as_str().unwrap_or_default();
     let task_id = request["params"]["taskId"].as_str().unwrap_or_default();
@@ -42,6 +44,13 @@ async fn server(request: Value) -> Result<Value, Infallible> {
     } else if tool.ends_with("_hang") {
         std::future::pending::<()>().await;
         unreachable!("a pending future never finishes")
+    } else if tool.ends_with("_unreachable") {
+        let text = "The server could not be reached.";
+        let answer =
+            json!({"result": {"content": [{"type": "text", "text": text}], "isError": true}});
+        let mut answer = respond(&request, answer);
+        NoAnswer::UpstreamUnreachable.mark(&mut answer);
+        return Ok(answer);
     } else {
         json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
     };
@@ -137,6 +146,34 @@ async fn a_panic_in_another_request_has_the_internal_error_code() {
         ],
     );
     assert_failed(&span, true);
+}
+
+#[tokio::test]
+async fn an_answer_the_service_made_itself_is_a_failed_span_with_its_reason() {
+    let response = send(tool_call("json-unreachable", "json_weather_unreachable")).await;
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("<error tool=\"json_weather_unreachable\">"),
+        "{text}"
+    );
+    assert_eq!(
+        response.as_object().unwrap().len(),
+        3,
+        "no mark: {response}"
+    );
+
+    let span = span_named("tools/call json_weather_unreachable");
+    assert_span(
+        &span,
+        &[
+            ("error.type", Some("upstream_unreachable")),
+            ("mcp_tool_errors.cause", Some("upstream_unreachable")),
+            ("rpc.response.status_code", None),
+        ],
+    );
+    assert_failed(&span, true);
+    let (_, points) = duration_points("error.type", "upstream_unreachable");
+    assert_eq!(points.len(), 1, "{points:#?}");
 }
 
 #[tokio::test]
