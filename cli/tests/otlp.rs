@@ -121,7 +121,15 @@ async fn spans_and_the_metric_of_a_success_a_tool_error_a_timeout_and_a_crash_ar
     assert_eq!(attribute(hang, "error.type").as_deref(), Some("timeout"));
     assert!(is_error(hang));
     let die = span(&spans, "tools/call die");
-    assert!(attribute(die, "error.type").is_some(), "{die:?}");
+    assert_eq!(
+        attribute(die, "error.type").as_deref(),
+        Some("server_exited"),
+        "{die:?}"
+    );
+    assert_eq!(
+        attribute(die, "mcp_tool_errors.cause").as_deref(),
+        Some("server_exited")
+    );
     assert!(is_error(die));
     for span in [ok, fail, hang, die] {
         assert_eq!(
@@ -138,6 +146,10 @@ async fn spans_and_the_metric_of_a_success_a_tool_error_a_timeout_and_a_crash_ar
     let total: u64 = counts.iter().map(|(_, count)| count).sum();
     assert_eq!(total, 4, "{counts:?}");
     assert!(counts.contains(&(None, 1)), "{counts:?}");
+    assert!(
+        counts.contains(&(Some("server_exited".to_owned()), 1)),
+        "{counts:?}"
+    );
     assert!(
         receiver
             .service_names()

@@ -4,12 +4,17 @@
 //! A `tools/call` gets an `isError` result holding the sentence, which the layer
 //! in front then renders into the element like any tool error; any other request
 //! gets a `-32603` error with the same sentence. What went wrong in detail (the
-//! connection error, the TLS alert) goes to the log, not to the model.
+//! connection error, the TLS alert) goes to the log, not to the model. Each
+//! answer is marked with the failure's [`NoAnswer`], so that the layer's span
+//! says which in `error.type` (`upstream_unreachable`, `upstream_closed`,
+//! `upstream_5xx`, `drained`, `upstream_timeout`, `upstream_too_large`); the
+//! layer removes the mark, so the client's bytes do not change.
 
 use std::time::Duration;
 
 use hyper::header;
 use hyper::{Response, StatusCode, Uri};
+use mcp_tool_errors::NoAnswer;
 use serde_json::Value;
 
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
@@ -59,6 +64,20 @@ impl Failure {
         }
     }
 
+    /// The reason the layer's span gives as `error.type`: one value for
+    /// every 5xx, since each value is a series of its own in a metrics
+    /// backend (the status is in the log).
+    fn reason(self) -> NoAnswer {
+        match self {
+            Self::Unreachable => NoAnswer::UpstreamUnreachable,
+            Self::ClosedBeforeAnswer => NoAnswer::UpstreamClosed,
+            Self::Status(_) => NoAnswer::Upstream5xx,
+            Self::Drained => NoAnswer::Drained,
+            Self::NoAnswerWithin(_) => NoAnswer::UpstreamTimeout,
+            Self::TooLarge => NoAnswer::UpstreamTooLarge,
+        }
+    }
+
     /// The answer to every request of `message` (one request, or a batch).
     pub(crate) fn answer(self, message: &Value) -> Value {
         self.answer_unanswered(message, &[])
@@ -77,6 +96,7 @@ impl Failure {
                 id,
                 method == "tools/call",
                 &sentence,
+                self.reason(),
             ))
         };
         match message {
@@ -153,12 +173,15 @@ mod tests {
             {"jsonrpc": "2.0", "id": "p", "method": "ping"},
         ]);
         let sentence = "The server answered HTTP 502 instead of a result.";
+        let mut expected = json!([
+            {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": sentence}], "isError": true}},
+            {"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": sentence}},
+        ]);
+        // Marked for the layer, which removes the mark.
+        NoAnswer::Upstream5xx.mark(&mut expected);
         assert_eq!(
             Failure::Status(StatusCode::BAD_GATEWAY).answer(&batch),
-            json!([
-                {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": sentence}], "isError": true}},
-                {"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": sentence}},
-            ])
+            expected
         );
     }
 
@@ -169,9 +192,12 @@ mod tests {
             {"jsonrpc": "2.0", "id": 2, "method": "ping"},
         ]);
         let sentence = Failure::ClosedBeforeAnswer.sentence();
+        let mut expected =
+            json!([{"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": sentence}}]);
+        NoAnswer::UpstreamClosed.mark(&mut expected);
         assert_eq!(
             Failure::ClosedBeforeAnswer.answer_unanswered(&batch, &[json!(1)]),
-            json!([{"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": sentence}}])
+            expected
         );
         let call = &batch[0];
         assert_eq!(

@@ -1,6 +1,7 @@
 //! The answers the command makes itself, for one request, in place of the
 //! server's: one home for their JSON-RPC shape.
 
+use mcp_tool_errors::NoAnswer;
 use serde_json::{Value, json};
 
 /// The JSON-RPC error code of an invalid request.
@@ -14,11 +15,17 @@ pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-/// The answer to a request the server will not answer, saying `sentence`: an
-/// `isError` result for a `tools/call` (the layer renders it into the
-/// element), a `-32603` error for anything else.
-pub(crate) fn unanswered(id: &Value, is_tool_call: bool, sentence: &str) -> Value {
-    if is_tool_call {
+/// The answer to a request the server will not answer, for `reason`, saying
+/// `sentence`: an `isError` result for a `tools/call` (the layer renders it
+/// into the element), a `-32603` error for anything else. Marked with
+/// `reason`, which the layer's span records as `error.type` and removes.
+pub(crate) fn unanswered(
+    id: &Value,
+    is_tool_call: bool,
+    sentence: &str,
+    reason: NoAnswer,
+) -> Value {
+    let mut answer = if is_tool_call {
         json!({
             "jsonrpc": "2.0",
             "id": id,
@@ -26,5 +33,7 @@ pub(crate) fn unanswered(id: &Value, is_tool_call: bool, sentence: &str) -> Valu
         })
     } else {
         error(id, INTERNAL_ERROR, sentence)
-    }
+    };
+    reason.mark(&mut answer);
+    answer
 }

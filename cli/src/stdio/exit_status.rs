@@ -4,6 +4,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
+use mcp_tool_errors::NoAnswer;
 use serde_json::Value;
 
 use crate::jsonrpc::message::Answer;
@@ -45,12 +46,13 @@ pub(crate) fn exited_message(status: &str) -> String {
 
 /// The answer to a request (or batch) that the child left unanswered: an
 /// `isError` result for a `tools/call` (the layer renders it into the element),
-/// a `-32603` error for anything else.
+/// a `-32603` error for anything else; `error.type` `server_exited` on the
+/// layer's span.
 pub(crate) fn exited_answer(requests: &[(Value, bool)], batch: bool, status: &str) -> Answer {
     let message = exited_message(status);
-    let mut answers = requests
-        .iter()
-        .map(|(id, is_tool_call)| own_answer::unanswered(id, *is_tool_call, &message));
+    let mut answers = requests.iter().map(|(id, is_tool_call)| {
+        own_answer::unanswered(id, *is_tool_call, &message, NoAnswer::ServerExited)
+    });
     let value = if batch {
         Value::Array(answers.collect())
     } else {

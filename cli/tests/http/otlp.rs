@@ -1,6 +1,7 @@
 //! OTLP export in the HTTP mode, to a receiver in the test: the spans of a
-//! success (the direct path's included), a tool error and an unreachable
-//! upstream, with `network.transport` `tcp`; the client's trace continued from
+//! success (the direct path's included), a tool error, a 5xx and an
+//! unreachable upstream (the proxy's own answers, each with its `error.type`),
+//! with `network.transport` `tcp`; the client's trace continued from
 //! `params._meta` and from the `traceparent` header; flushed at the drain's
 //! end.
 
@@ -8,6 +9,7 @@
 #[path = "../otlp_receiver.rs"]
 mod otlp_receiver;
 
+use hyper::StatusCode;
 use opentelemetry_proto::tonic::trace::v1::{Span, status};
 use otlp_receiver::{Receiver, string};
 
@@ -32,12 +34,18 @@ fn is_error(span: &Span) -> bool {
         .is_some_and(|status| status.code == status::StatusCode::Error as i32)
 }
 
-/// An upstream whose tool `ok` succeeds and `fail` answers a tool error.
+/// An upstream whose tool `ok` succeeds, `fail` answers a tool error and
+/// `down` a gateway's 502 page.
 async fn upstream() -> Upstream {
     Upstream::start(|request| {
         let id = request.json()["id"].as_u64().unwrap_or_default();
         match request.json()["params"]["name"].as_str() {
             Some("fail") => Reply::json(&error_result(id, "disk full")),
+            Some("down") => Reply::Whole(
+                StatusCode::BAD_GATEWAY,
+                vec![("content-type", "text/html".to_owned())],
+                b"<html><body>502 Bad Gateway</body></html>".to_vec(),
+            ),
             _ => Reply::json(&format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"fine"}}]}}}}"#
             )),
@@ -71,6 +79,9 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
     .await;
     let answer = json(proxy.post(&tool_call(3, "fail"), &[]).await).await;
     assert_eq!(answer["result"]["isError"], true);
+    let answer = json(proxy.post(&tool_call(5, "down"), &[]).await).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(answer.as_object().unwrap().len(), 3, "no mark: {answer}");
     proxy.terminate();
     assert_eq!(proxy.exited().await.code(), Some(0));
 
@@ -99,7 +110,17 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
     assert_eq!(hex(&from_header.parent_span_id), HEADER_PARENT_ID);
     let unreachable = by_id("4");
     assert!(is_error(unreachable), "{unreachable:?}");
-    assert!(string(&unreachable.attributes, "error.type").is_some());
+    assert_eq!(
+        string(&unreachable.attributes, "error.type").as_deref(),
+        Some("upstream_unreachable")
+    );
+    let down = spans_named(&spans, "tools/call down");
+    assert_eq!(down.len(), 1, "{spans:?}");
+    assert!(is_error(down[0]));
+    assert_eq!(
+        string(&down[0].attributes, "error.type").as_deref(),
+        Some("upstream_5xx")
+    );
     let fail = spans_named(&spans, "tools/call fail");
     assert_eq!(fail.len(), 1, "{spans:?}");
     assert_eq!(
@@ -117,5 +138,5 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
         .iter()
         .map(|(_, count)| count)
         .sum();
-    assert_eq!(points, 4);
+    assert_eq!(points, 5);
 }
