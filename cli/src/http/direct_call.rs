@@ -1,13 +1,13 @@
 //! One `tools/call` that the layer need not hold while it runs: sent upstream
 //! as the client's bytes, its answer read by its envelope and put through the
 //! layer only when the layer may change it, as the stdio mode sends the
-//! requests no timeout applies to (`crate::stdio::stack`).
+//! requests no timeout applies to (`crate::jsonrpc::at_hand`).
 //!
 //! Such a call is one request (not a batch), of a tool no `--tool-timeout`
 //! applies to, naming no task id of the proxy's (nothing to translate before
 //! it goes upstream). Everything else is an [`exchange`](crate::http::exchange),
 //! whose layer future holds the timer. What the layer would do to this call it
-//! does to its answer at hand ([`crate::stdio::stack::at_hand`]): a tool error is
+//! does to its answer at hand ([`crate::jsonrpc::at_hand::at_hand`]): a tool error is
 //! rewrapped, a task handle remembered (its id then becomes the client's, as
 //! in every exchange), a `-32602` converted under
 //! `--invalid-params-as-tool-errors`; a plain result passes as the upstream's
@@ -43,11 +43,11 @@ use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
+use crate::jsonrpc::at_hand::at_hand;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::Answer;
 use crate::options::TimedTools;
-use crate::stdio::stack::at_hand;
 
 /// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]

@@ -1,10 +1,12 @@
-//! What every mode reads and writes of a JSON-RPC message: `envelope` (what
+//! What every mode reads and writes of a JSON-RPC message: `at_hand` (the
+//! layer over an answer already at hand), `envelope` (what
 //! is read of a line or a body before the layer sees it), `message` (an
 //! answer, its bytes and its value), `layer_request` (the request handed to
 //! the layer), `splice` (a changed answer written as the server's bytes),
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion)
 //! and `own_answer` (the answers the command makes itself).
 
+pub(crate) mod at_hand;
 pub(crate) mod envelope;
 pub(crate) mod invalid_params;
 pub(crate) mod layer_request;

@@ -29,7 +29,7 @@ use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
@@ -37,6 +37,7 @@ use tokio::sync::{Notify, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::jsonrpc::at_hand::{at_hand, resolved};
 use crate::jsonrpc::envelope::Fields;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
@@ -349,36 +350,6 @@ impl Stack {
     }
 }
 
-/// `answer` through `layer` over the `-32602` conversion, for `request` (what
-/// the layer reads of it), at once: the answer to write, its bytes kept when
-/// nothing changed it; `None` when there is nothing to write. Called in a
-/// runtime's context (the layer makes its timer in the call).
-pub(crate) fn at_hand(
-    layer: &ToolErrorLayer,
-    invalid_params: &InvalidParamsAsToolErrors<()>,
-    request: Value,
-    answer: Answer,
-) -> Option<Answer> {
-    let child_answer = ChildAnswer::default();
-    let mut service = layer.layer(WithChildAnswer::new(
-        invalid_params.over(AtHand(Some(answer))),
-        child_answer.clone(),
-    ));
-    resolved(poll_fn(|cx| service.poll_ready(cx))).ok()?;
-    let value = resolved(service.call(request)).ok().flatten();
-    message::answered(value, &child_answer)
-}
-
-/// The output of a future that is ready at its first poll: the stack over an
-/// answer already at hand.
-fn resolved<F: Future>(future: F) -> F::Output {
-    let future = pin!(future);
-    match future.poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => unreachable!("the stack over an answer at hand is ready at once"),
-    }
-}
-
 /// The layer's future for one request, held until its answer comes.
 pub(crate) type HeldFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
 
@@ -411,24 +382,6 @@ impl Service<Value> for Received {
     fn call(&mut self, _request: Value) -> Self::Future {
         let receiver = self.0.take().expect("one call per request");
         Box::pin(async move { receiver.await.map_err(|_| Withdrawn) })
-    }
-}
-
-/// The innermost service over an answer at hand.
-#[derive(Debug)]
-struct AtHand(Option<Answer>);
-
-impl Service<Value> for AtHand {
-    type Response = Answer;
-    type Error = Withdrawn;
-    type Future = std::future::Ready<Result<Answer, Withdrawn>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _request: Value) -> Self::Future {
-        std::future::ready(Ok(self.0.take().expect("one call per answer")))
     }
 }
 
