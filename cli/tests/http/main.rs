@@ -11,7 +11,9 @@
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
 //! server (`bridge`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
-//! (`everything`), both ignored unless scripts/install-test-servers.sh has run.
+//! (`everything`), and the bridge in front of three stdio servers through the
+//! official clients (`bridge_servers`), all ignored unless
+//! scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
 
 #[allow(dead_code, unreachable_pub)]
@@ -24,6 +26,7 @@ mod process_support;
 mod attack;
 mod bounds;
 mod bridge;
+mod bridge_servers;
 mod cancelled;
 mod client_limits;
 mod compressed;
