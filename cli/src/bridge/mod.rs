@@ -30,12 +30,11 @@ use crate::bridge::endpoint::Bridge;
 use crate::bridge::guard::Guard;
 use crate::bridge::sessions::Sessions;
 use crate::http::accept::{accept, accept_queued, bind};
+use crate::http::admin;
 use crate::http::client_limits::{self, ClientLimits};
 use crate::http::connections::Connections;
-use crate::http::drain::{self, Drain, Phase};
-use crate::http::{admin, next_stop};
+use crate::http::stopping::Stopping;
 use crate::options::Options;
-use crate::signals::Stops;
 
 /// The endpoint's path when `--path` is not given.
 const DEFAULT_PATH: &str = "/mcp";
@@ -62,22 +61,12 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
         }
     };
     client_limits::raise_descriptor_limit();
-    let mut stops = match Stops::install() {
-        Ok(stops) => Some(stops),
-        Err(error) => {
-            crate::log(&format!(
-                "cannot handle SIGTERM and SIGINT ({error}): no draining"
-            ));
-            None
-        }
-    };
-    let (phase, drain) = Drain::new();
+    let (mut stopping, drain) = Stopping::install(&options);
     let connections = Connections::new(ClientLimits::new(&options, 1));
     let path = options
         .path
         .clone()
         .unwrap_or_else(|| DEFAULT_PATH.to_owned());
-    let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
     let Some(readiness) = admin::start(options.observability.admin_listen).await else {
         return 1;
     };
@@ -95,28 +84,13 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
         info,
         "serving the server at http://{address}{path}, a child per session"
     );
-    accept(&listener, &bridge, next_stop(stops.as_mut())).await;
+    accept(&listener, &bridge, stopping.next_stop()).await;
     readiness.draining();
     accept_queued(listener, &bridge);
-    event!(
-        info,
-        "draining: no new connections; the calls in flight have {}",
-        humantime::format_duration(drain_timeout)
-    );
-    // The sessions' streams stay open for ever: they end now.
+    // The sessions' GET streams stay open for ever: they end now.
     sessions.stop_listening();
-    phase.send_replace(Phase::Draining);
     drop(bridge);
-    let drained = tokio::select! {
-        drained = tokio::time::timeout(drain_timeout, phase.closed()) => drained.is_ok(),
-        () = next_stop(stops.as_mut()) => {
-            crate::log("stopping again: the sessions end now");
-            false
-        }
-    };
-    if !drained {
-        phase.send_replace(Phase::Expired);
-    }
+    stopping.drain().await;
     idle.abort();
     sessions.end_all().await;
     event!(info, "drained");

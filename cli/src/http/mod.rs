@@ -26,7 +26,8 @@
 //! `decoded` (gzip and deflate answers decoded before the layer reads them),
 //! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
 //! task ids the client sees, which carry what any replica needs), `body`,
-//! `drain` (SIGTERM), `accept` (connections accepted and served),
+//! `drain` (SIGTERM) and `stopping` (the signals that start and end it),
+//! `accept` (connections accepted and served),
 //! `client_limits` (how long a client's head, body and idle connection may
 //! take, and how many connections are served), `site` (what a listener
 //! serves: this proxy, or the bridge), `activity` (what each
@@ -57,6 +58,7 @@ mod route;
 mod seen_calls;
 pub(crate) mod site;
 mod sse;
+pub(crate) mod stopping;
 mod task_ids;
 mod unread;
 pub(crate) mod upstream;
@@ -71,11 +73,10 @@ use tokio::net::TcpListener;
 
 use crate::http::accept::{accept, accept_queued, bind};
 use crate::http::client::UpstreamClient;
-use crate::http::drain::{Drain, Phase};
+use crate::http::stopping::Stopping;
 use crate::http::upstream::UpstreamUrl;
 use crate::http::workers::Workers;
 use crate::options::Options;
-use crate::signals::Stops;
 
 /// Serves `listen` until the process is stopped; returns the exit status when
 /// it cannot start.
@@ -98,18 +99,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     };
     // Before the connection cap is read from it.
     client_limits::raise_descriptor_limit();
-    // Before the listener accepts, so that a signal sent once `listening on`
-    // is printed is seen.
-    let mut stops = match Stops::install() {
-        Ok(stops) => Some(stops),
-        Err(error) => {
-            crate::log(&format!(
-                "cannot handle SIGTERM and SIGINT ({error}): no draining"
-            ));
-            None
-        }
-    };
-    let (phase, drain) = Drain::new();
+    let (mut stopping, drain) = Stopping::install(options);
     let client = UpstreamClient::new(&connector, &upstream);
     let proxy = Arc::new(proxy::Proxy::new(upstream, client, options, drain));
     // The other workers accept from copies of the listener.
@@ -140,43 +130,13 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
             return 1;
         }
     }
-    accept(&listener, &proxy, next_stop(stops.as_mut())).await;
+    accept(&listener, &proxy, stopping.next_stop()).await;
     readiness.draining();
     // The queued connections are served once no worker accepts any more.
     workers.stop().await;
     accept_queued(listener, &proxy);
-    let drain_timeout = options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT);
-    event!(
-        info,
-        "draining: no new connections; the calls in flight have {}",
-        humantime::format_duration(drain_timeout)
-    );
-    phase.send_replace(Phase::Draining);
     drop(proxy);
-    let drained = tokio::select! {
-        drained = tokio::time::timeout(drain_timeout, phase.closed()) => drained.is_ok(),
-        () = next_stop(stops.as_mut()) => {
-            crate::log("stopping again: the calls in flight are answered now");
-            false
-        }
-    };
-    if !drained {
-        phase.send_replace(Phase::Expired);
-        // A third signal exits without waiting for the answers to be written.
-        tokio::select! {
-            _ = tokio::time::timeout(drain::GRACE, phase.closed()) => {}
-            () = next_stop(stops.as_mut()) => {}
-        }
-    }
+    stopping.drain().await;
     event!(info, "drained");
     0
-}
-
-/// Resolves at the next SIGTERM or SIGINT; never, when they could not be
-/// handled.
-pub(crate) async fn next_stop(stops: Option<&mut Stops>) {
-    match stops {
-        Some(stops) => stops.next().await,
-        None => std::future::pending().await,
-    }
 }
