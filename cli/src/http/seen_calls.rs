@@ -78,8 +78,13 @@ impl SeenCalls {
             Value::Array(batch) => batch.iter().filter_map(tool_call).collect(),
             single => tool_call(single).into_iter().collect(),
         };
+        // One call, the common message, cancels nothing: not read again.
+        let one_call = message.is_object() && !calls.is_empty();
         for (id, tool) in calls {
             self.remember_call(headers, id, tool);
+        }
+        if one_call {
+            return false;
         }
         let cancelled = cancelled_ids(message);
         if cancelled.is_empty() {
