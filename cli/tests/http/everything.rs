@@ -33,13 +33,13 @@ fn modules() -> PathBuf {
 }
 
 /// The server, running until dropped.
-struct Everything {
+pub(crate) struct Everything {
     port: u16,
     _process: Child,
 }
 
 impl Everything {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         // The server reads its port from PORT and says nothing a test can read
         // when given 0: a port free a moment ago is given.
         let port = {
@@ -70,8 +70,12 @@ impl Everything {
         }
     }
 
+    pub(crate) fn address(&self) -> std::net::SocketAddr {
+        ([127, 0, 0, 1], self.port).into()
+    }
+
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        format!("http://{}/mcp", self.address())
     }
 }
 

