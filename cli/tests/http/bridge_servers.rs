@@ -5,15 +5,16 @@
 //! pinned by scripts/install-test-servers.sh. The official clients
 //! (tests/servers/bridge_client.py and bridge_client.mjs) connect to each
 //! once over stdio and once through the bridge and send the same requests:
-//! every success is the same both ways, a tool error comes through the bridge
-//! as the server's text wrapped once, and a protocol error is the same both
-//! ways. The Python client connects in both of its modes: `legacy`
-//! (`initialize`, a session) and `auto`, its default (`server/discover`
-//! first: the time server speaks protocol 2026-07-28 and is served without a
-//! session, the others refuse it and the client falls back to `initialize`).
-//! And two clients of server-memory at once through one bridge: each session
-//! has a child of its own, so neither sees what the other stored. Ignored
-//! unless the servers are installed.
+//! every success is the same both ways (calls during which the server asks
+//! the client for a sampling, an elicitation or its roots too), a tool error
+//! comes through the bridge as the server's text wrapped once, and a protocol
+//! error is the same both ways. The Python client connects in both of its
+//! modes: `legacy` (`initialize`, a session) and `auto`, its default
+//! (`server/discover` first: the time server speaks protocol 2026-07-28 and
+//! is served without a session, the others refuse it and the client falls
+//! back to `initialize`). And two clients of server-memory at once through one
+//! bridge: each session has a child of its own, so neither sees what the other
+//! stored. Ignored unless the servers are installed.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -403,6 +404,15 @@ async fn everything_through_the_bridge_as_over_stdio_errors_wrapped_once() {
         ),
         call("get-sum", json!({"a": 2, "b": 40}), Expected::Success),
         (json!({"method": "prompts/list"}), Expected::Success),
+        // Calls during which the server asks the client (sampling,
+        // elicitation, roots), whose answers the client scripts fix.
+        call(
+            "trigger-sampling-request",
+            json!({"prompt": "hi", "maxTokens": 10}),
+            Expected::Success,
+        ),
+        call("trigger-elicitation-request", json!({}), Expected::Success),
+        call("get-roots-list", json!({}), Expected::Success),
         // Arguments that fail the tool's schema, and a tool it does not have,
         // are isError results from this server.
         call("echo", json!({}), Expected::ToolError),

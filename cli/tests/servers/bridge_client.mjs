@@ -13,7 +13,8 @@
 //
 // REQUESTS (FIRST, SECOND) is a JSON list of {"method", "params"}: `tools/list`
 // and `tools/call` are sent with the client's own methods, anything else as it
-// is. Each way is the server's answer to `initialize` (its info and
+// is. The server's requests (sampling, elicitation, roots) get fixed answers.
+// Each way is the server's answer to `initialize` (its info and
 // capabilities) and the outcome of each request, {"result": ...} or
 // {"error": {"code", "message", "data"}}, on one JSON line.
 import { pathToFileURL } from "node:url";
@@ -22,10 +23,21 @@ const sdk = (path) => import(pathToFileURL(`${process.env.MCP_SDK_DIR}/dist/esm/
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-const { McpError, ResultSchema } = await sdk("types.js");
+const { McpError, ResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } =
+  await sdk("types.js");
 
 async function connect(transport) {
-  const client = new Client({ name: "bridge-test", version: "1.0.0" });
+  const capabilities = { sampling: {}, elicitation: { form: {} }, roots: {} };
+  const client = new Client({ name: "bridge-test", version: "1.0.0" }, { capabilities });
+  client.setRequestHandler(CreateMessageRequestSchema, async ({ params }) => ({
+    model: "fixed",
+    role: "assistant",
+    content: { type: "text", text: `sampled: ${params.messages[0].content.text}` },
+  }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({
+    roots: [{ uri: "file:///srv/project", name: "project" }],
+  }));
   await client.connect(transport);
   return client;
 }

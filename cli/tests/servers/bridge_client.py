@@ -7,7 +7,8 @@ ways, in each of the client's two modes ('legacy': `initialize`, a session;
     bridge_client.py URL REQUESTS COMMAND [ARGS...]
 
 REQUESTS is a JSON list of {"method", "params"}: `tools/list` and `tools/call`
-are sent with the client's own methods, anything else as it is. Prints one JSON
+are sent with the client's own methods, anything else as it is. The server's
+requests (sampling, elicitation, roots) get fixed answers. Prints one JSON
 line: for each mode and each way, the protocol version agreed and the outcome
 of each request, {"result": ...} or {"error": {"code", "message", "data"}}.
 """
@@ -43,8 +44,24 @@ async def outcome(client, request):
         return {"error": error.error.model_dump(mode="json", exclude_none=True)}
 
 
+async def sample(context, params):
+    asked = params.messages[0].content.text
+    return types.CreateMessageResult(
+        model="fixed", role="assistant", content=types.TextContent(type="text", text=f"sampled: {asked}")
+    )
+
+
+async def elicit(context, params):
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def roots(context):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="project")])
+
+
 async def run(server, mode, requests):
-    async with Client(server, mode=mode) as client:
+    callbacks = {"sampling_callback": sample, "elicitation_callback": elicit, "list_roots_callback": roots}
+    async with Client(server, mode=mode, **callbacks) as client:
         return {
             "protocol": client.session.protocol_version,
             "outcomes": [await outcome(client, request) for request in requests],
