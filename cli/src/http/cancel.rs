@@ -79,10 +79,21 @@ impl Cancel {
             return Vec::new();
         };
         let seen = self.proxy.seen_calls();
-        self.ids
+        let withdrawn: Vec<&Value> = self
+            .ids
             .iter()
             .filter(|id| seen.give_up(session, id, tell))
-            .collect()
+            .collect();
+        for id in &withdrawn {
+            // The layer may have logged an answer and a cancellation at its
+            // timeout: neither happens.
+            event!(
+                info,
+                %id,
+                "the client cancelled call {id}: no answer and no cancellation of the proxy's"
+            );
+        }
+        withdrawn
     }
 
     /// Tells the server, in a task of its own, that the requests but those of

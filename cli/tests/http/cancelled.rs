@@ -132,6 +132,11 @@ async fn a_cancelled_call_gets_no_answer_at_its_timeout_and_the_server_one_cance
     assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
     settle().await;
     assert_eq!(cancellations(&upstream, "s-1", 7), the_clients_only());
+    let log = proxy.log();
+    assert!(
+        log.contains("the client cancelled call 7: no answer and no cancellation"),
+        "{log}"
+    );
 }
 
 #[tokio::test]
