@@ -25,7 +25,7 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::process_support::children_of;
+use crate::process_support::{children_of, runs};
 use crate::support::{ListeningProcess, bounded};
 
 const NEEDS_SERVERS: &str = "needs the test servers: scripts/install-test-servers.sh";
@@ -112,12 +112,18 @@ impl Bridge {
         format!("http://{}/mcp", self.0.address)
     }
 
-    /// Stops the bridge with SIGTERM: it exits 0, its children before it.
+    /// Stops the bridge with SIGTERM: it exits 0, and so do the children it
+    /// had (the sessions the clients left open, the sessionless clients').
     async fn stop(mut self) {
-        let pid = self.0.pid();
+        let children = children_of(self.0.pid());
         self.0.terminate();
         assert!(self.0.exited().await.success(), "{}", self.0.log());
-        assert_eq!(children_of(pid), Vec::<u32>::new());
+        bounded("the bridge's children exit", async {
+            while children.iter().any(|&child| runs(child)) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
     }
 }
 
