@@ -135,12 +135,14 @@ impl Bridge {
             bytes
         };
         if calls.is_empty() {
-            // Notifications, and answers to the server's requests.
-            return if session.send(&line).await {
-                status_only(StatusCode::ACCEPTED)
-            } else {
-                not_found()
-            };
+            // Notifications, and answers to the server's requests. A call the
+            // client cancelled is never answered (the child's relay withdraws
+            // it): its stream ends now, without an answer.
+            if !session.send(&line).await {
+                return not_found();
+            }
+            session.withdraw(&cancelled_ids(&message));
+            return status_only(StatusCode::ACCEPTED);
         }
         let ids: Vec<String> = calls.iter().map(|(id, _)| id.to_string()).collect();
         let mut in_use = session.in_flight(&ids);
@@ -299,6 +301,20 @@ fn sent(message: &Value, ids: Vec<String>) -> Vec<Sent> {
             progress_token,
             client: None,
         })
+        .collect()
+}
+
+/// The ids (JSON texts) of the requests the cancellations in `message` name.
+fn cancelled_ids(message: &Value) -> Vec<String> {
+    let notifications = match message {
+        Value::Array(batch) => batch.iter().collect(),
+        single => vec![single],
+    };
+    notifications
+        .into_iter()
+        .filter(|notification| notification["method"] == "notifications/cancelled")
+        .filter_map(|notification| notification.pointer("/params/requestId"))
+        .map(Value::to_string)
         .collect()
 }
 

@@ -246,6 +246,37 @@ async fn two_sessions_never_see_each_others_answers() {
 }
 
 #[tokio::test]
+async fn a_call_the_client_cancelled_ends_its_stream_unanswered_and_the_child_hears_of_it() {
+    let late = r#"{"jsonrpc":"2.0","id":$REQUEST_ID,"result":{"content":[]}}"#;
+    let heard = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"cancelled $REQUEST_ID"}}"#;
+    let bridge = Bridge::start(
+        &[],
+        // The child says it heard of the cancellation, and answers anyway.
+        &child(json!({"notifications/cancelled": [send(heard), send(late)]})),
+    )
+    .await;
+    let session = bridge.open().await;
+    let request = Request::get("/mcp")
+        .header("mcp-session-id", &session.id)
+        .header("accept", "text/event-stream")
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    let mut listening = Events::new(send_to(session.address, request).await);
+    let hanging = session.post(&tool_call(1, "hang")).await;
+    assert_eq!(hanging.status(), StatusCode::OK);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    assert_eq!(session.post(cancel).await.status(), StatusCode::ACCEPTED);
+    assert_eq!(answers(hanging).await, Vec::<Value>::new());
+    let event = listening.next().await.expect("the child's message");
+    assert_eq!(event_data(&event)["params"]["data"], "cancelled 1");
+    // The late answer reaches no stream; the session serves on.
+    let response = session
+        .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
 async fn the_session_cap_answers_503_with_retry_after_and_frees_at_delete() {
     let bridge = Bridge::start(&["--max-sessions", "2"], &child(json!({}))).await;
     let first = bridge.open().await;
