@@ -21,11 +21,11 @@ async fn run(args: &[&str]) -> (Option<i32>, String) {
 }
 
 #[tokio::test]
-async fn upstream_and_listen_go_together_and_exclude_a_command() {
+async fn upstream_needs_listen_and_excludes_a_command() {
+    // `--listen ADDR -- server` alone is the bridge.
     let url = "http://127.0.0.1:9/mcp";
     for args in [
         &["--upstream", url][..],
-        &["--listen", "127.0.0.1:0", "--", "server"],
         &["--upstream", url, "--listen", "127.0.0.1:0", "--", "server"],
         &["--drain-timeout", "5s", "--", "server"],
         &[
