@@ -115,7 +115,7 @@ pub(crate) async fn accept<S: Site>(listener: &TcpListener, site: &Arc<S>, until
             connections.make_room(1);
         }
         trouble_over();
-        serve(site.clone(), stream, client_address);
+        serve(site.clone(), stream, client_address, false);
     }
 }
 
@@ -177,8 +177,9 @@ fn trouble_over() {
 
 /// Serves one connection in a task of its own. During a drain, it is closed
 /// once it reads a request whose answer has not started, after that answer
-/// ([`drain::until_closing_is_safe`]).
-fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr) {
+/// ([`drain::until_closing_is_safe`]); from its start, if it was `queued` at
+/// the listener when it closed.
+fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr, queued: bool) {
     // An answer goes out in pieces (an event stream's head, each event):
     // without TCP_NODELAY the last piece would wait for the client's delayed
     // ACK (40 ms on Linux) on a kept-alive connection.
@@ -203,9 +204,11 @@ fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr) {
         tokio::pin!(connection);
         // A connection that ends in an error (a client gone mid-request)
         // concerns that client only.
-        tokio::select! {
-            _ = connection.as_mut() => return,
-            () = drain.reached(Phase::Draining) => {}
+        if !queued {
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                () = drain.reached(Phase::Draining) => {}
+            }
         }
         // Hyper's graceful shutdown closes an idle connection at once, under
         // a balancer that may be sending on it: not before it is safe.
@@ -242,7 +245,7 @@ pub(crate) fn accept_queued<S: Site>(listener: TcpListener, site: &Arc<S>) {
                     .set_nonblocking(true)
                     .and_then(|()| TcpStream::from_std(stream));
                 match stream {
-                    Ok(stream) => serve(site.clone(), stream, client_address),
+                    Ok(stream) => serve(site.clone(), stream, client_address, true),
                     Err(error) => crate::log(&format!("cannot serve a queued connection: {error}")),
                 }
             }
