@@ -253,7 +253,7 @@ impl Session {
     }
 
     /// Ends the session: no request is taken from now on; the child's stdin
-    /// is closed, and it gets SIGTERM a second later if it is still running
+    /// is closed, and it gets SIGTERM 2 s later if it is still running
     /// (then SIGKILL, 5 s after its stdin closed: see [`Relay::finish`]).
     pub(crate) async fn end(self: &Arc<Self>) {
         self.routes().ended = true;
@@ -395,8 +395,9 @@ impl Restore {
 }
 
 /// How long a session's child may take to exit on its own once its stdin is
-/// closed, before it gets SIGTERM.
-const TERM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+/// closed, before it gets SIGTERM (servers on the Python SDK take more than a
+/// second).
+const TERM_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Routes {
     /// The `GET` stream, else the stream of a call in flight.

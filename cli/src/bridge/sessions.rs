@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 use crate::bridge::session::Session;
 use crate::bridge::session_id;
 use crate::options::Options;
+use crate::stdio::exit_status::describe;
 use crate::stdio::relay::StartError;
 
 /// `--max-sessions` when not given.
@@ -101,15 +102,25 @@ impl Sessions {
         let ended = session.clone();
         tokio::spawn(async move {
             let status = relay.finish(&mut forwarded).await;
+            // Ended by DELETE, the idle timeout or the stop: its exit, by
+            // SIGTERM or otherwise, was asked for.
+            let asked = ended.has_ended();
             ended.child_exited().await;
             sessions.table().remove(ended.id());
             sessions.forgotten.notify_waiters();
             match status {
-                Ok(status) => event!(
+                Ok(status) if asked || status.success() => event!(
                     info,
                     session = ended.id(),
-                    exit_status = crate::stdio::exit_status::describe(status),
+                    exit_status = describe(status),
                     "session ended"
+                ),
+                Ok(status) => event!(
+                    warn,
+                    session = ended.id(),
+                    exit_status = describe(status),
+                    "the server exited with {}: its session ended",
+                    describe(status)
                 ),
                 Err(error) => crate::log(&format!("cannot wait for a session's server: {error}")),
             }

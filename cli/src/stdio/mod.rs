@@ -28,7 +28,7 @@ pub(crate) mod relay;
 pub(crate) mod stack;
 
 use self::client_io::ClientOutput;
-use self::exit_status::exit_code;
+use self::exit_status::{describe, exit_code};
 use self::relay::{ClientPipes, Relay, StartError};
 use crate::options::Options;
 use crate::signals;
@@ -79,7 +79,17 @@ pub(crate) async fn run(options: Options, traced: bool) -> i32 {
         }
     };
     match relay.finish(&mut forwarded).await {
-        Ok(status) => exit_code(status),
+        Ok(status) => {
+            if !status.success() {
+                event!(
+                    warn,
+                    exit_status = describe(status),
+                    "the server exited with {}",
+                    describe(status)
+                );
+            }
+            exit_code(status)
+        }
         Err(error) => {
             crate::log(&format!("cannot wait for the server: {error}"));
             1

@@ -144,14 +144,6 @@ impl Relay {
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
         }
         let status = status?;
-        if !status.success() {
-            event!(
-                warn,
-                exit_status = describe(status),
-                "the server exited with {}",
-                describe(status)
-            );
-        }
         self.stack.child_gone(describe(status));
         // Ends when every future of the layer has written its answer.
         self.stack.all_answered().await;
