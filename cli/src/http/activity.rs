@@ -153,6 +153,8 @@ pub(crate) enum Overdue {
     Send(u64),
     /// It was idle longer than `--keepalive-timeout`.
     KeptAlive(u64),
+    /// It lingered for [`LINGER_TIME`].
+    Lingered(u64),
 }
 
 impl Activity {
@@ -234,6 +236,9 @@ impl Activity {
             Doing::Idle if past(since, limits.keepalive_timeout, now) => {
                 Some(Overdue::KeptAlive(word))
             }
+            Doing::Closing if since > 0 && past(since, LINGER_TIME, now) => {
+                Some(Overdue::Lingered(word))
+            }
             _ => None,
         }
     }
@@ -244,17 +249,37 @@ impl Activity {
         match overdue {
             Overdue::Body(read) => self.body.claim(read),
             Overdue::Send(read) => self.send.claim(read),
-            Overdue::Head(read) | Overdue::KeptAlive(read) => self.claim_unused(read),
+            Overdue::Head(read) | Overdue::KeptAlive(read) | Overdue::Lingered(read) => {
+                self.claim_unused(read)
+            }
         }
     }
 
     /// Since when the connection has had no request in progress (waiting for
-    /// a head, or idle), with the word read, for [`Activity::claim_unused`].
+    /// a head, idle, or lingering), with the word read, for
+    /// [`Activity::claim_unused`].
     pub(crate) fn unused_since(&self) -> Option<(u64, u64)> {
         let word = self.doing.load(Ordering::Relaxed);
+        let since = word & ((1 << Doing::SHIFT) - 1);
         match Doing::from_bits(word) {
-            Doing::Head | Doing::Idle => Some((word & ((1 << Doing::SHIFT) - 1), word)),
+            Doing::Head | Doing::Idle => Some((since, word)),
+            Doing::Closing if since > 0 => Some((since, word)),
             Doing::Request | Doing::Closing => None,
+        }
+    }
+
+    /// The proxy ended its side of the connection at `now` and reads what
+    /// the client still sends (a lingering close), unless the connection is
+    /// being closed already.
+    fn lingers_from(&self, now: u64) {
+        let word = self.doing.load(Ordering::Relaxed);
+        if word != Doing::Closing.since(0) {
+            let _ = self.doing.compare_exchange(
+                word,
+                Doing::Closing.since(now.max(1)),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -272,18 +297,41 @@ impl Activity {
     }
 }
 
+/// How long a connection the proxy ends reads what its client still sends,
+/// at most (give or take the sweep's period): nginx's `lingering_timeout`.
+pub(crate) const LINGER_TIME: Duration = Duration::from_secs(5);
+
+/// How many bytes a connection the proxy ends reads and discards, at most:
+/// four request bodies at their bound.
+const LINGER_BYTES: u64 = 64 << 20;
+
 /// A client's socket, registered with the connections for as long as it is
 /// open: it tells its [`Activity`] when bytes come to an idle connection.
+///
+/// When the proxy ends a connection, its socket's sending side is shut down
+/// and what the client still sends is read and discarded until the client
+/// closes its own side, for [`LINGER_TIME`] and [`LINGER_BYTES`] at most, as
+/// nginx's `lingering_close` does: a socket closed with bytes unread sends
+/// the client a reset, which can reach it before it has read the answer (an
+/// early `413` to a client still sending its body), and then the answer is
+/// lost.
 #[derive(Debug)]
 pub(crate) struct WatchedStream {
     // Dropped first: the registry forgets the socket before it is closed.
     registered: Registered,
     stream: TcpStream,
+    /// The bytes read and discarded once the proxy ended the connection;
+    /// `None` before.
+    lingered: Option<u64>,
 }
 
 impl WatchedStream {
     pub(crate) fn new(registered: Registered, stream: TcpStream) -> Self {
-        Self { registered, stream }
+        Self {
+            registered,
+            stream,
+            lingered: None,
+        }
     }
 
     pub(crate) fn activity(&self) -> &Arc<Activity> {
@@ -347,8 +395,37 @@ impl AsyncWrite for WatchedStream {
         Pin::new(&mut self.stream).poll_flush(cx)
     }
 
+    /// Ends the sending side, then lingers: resolves once the client has
+    /// closed its side, or at the bounds.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        let this = &mut *self;
+        let lingered = match this.lingered {
+            Some(lingered) => lingered,
+            None => {
+                std::task::ready!(Pin::new(&mut this.stream).poll_shutdown(cx))?;
+                this.registered.activity().lingers_from(coarse_now());
+                0
+            }
+        };
+        let mut discarded = [0; 16 * 1024];
+        let mut total = lingered;
+        let end = loop {
+            if total >= LINGER_BYTES {
+                break Poll::Ready(Ok(()));
+            }
+            let mut buf = ReadBuf::new(&mut discarded);
+            match Pin::new(&mut this.stream).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => {
+                    total += u64::try_from(buf.filled().len()).unwrap_or(u64::MAX);
+                }
+                // The client's end, or the sweep's past the time: closing
+                // now resets nothing the client waits for.
+                Poll::Ready(_) => break Poll::Ready(Ok(())),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        this.lingered = Some(total);
+        end
     }
 }
 
@@ -522,6 +599,25 @@ mod tests {
         activity.response_ended(5);
         activity.bytes_written();
         assert_eq!(activity.doing(), (Doing::Idle, 5));
+    }
+
+    #[test]
+    fn a_lingering_connection_is_overdue_at_the_linger_time_and_may_make_room() {
+        let activity = Activity::new(0);
+        activity.request_started();
+        activity.response_ended(1_000);
+        activity.lingers_from(2_000);
+        assert_eq!(activity.doing(), (Doing::Closing, 2_000));
+        assert_eq!(activity.unused_since().map(|(since, _)| since), Some(2_000));
+        assert_eq!(activity.overdue(&limits(), 6_999), None);
+        let overdue = activity.overdue(&limits(), 7_000).expect("overdue");
+        assert!(matches!(overdue, Overdue::Lingered(_)));
+        assert!(activity.claim(overdue));
+        assert_eq!(activity.overdue(&limits(), 1_000_000), None);
+        assert_eq!(activity.unused_since(), None);
+        // Claimed already: it does not linger again.
+        activity.lingers_from(8_000);
+        assert_eq!(activity.doing(), (Doing::Closing, 0));
     }
 
     #[test]

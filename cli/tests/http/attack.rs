@@ -268,3 +268,54 @@ async fn out_of_descriptors_idle_connections_are_closed_and_a_fresh_client_serve
     assert!(accept_failures(&log) >= 1, "{log}");
     assert!(accept_failures(&log) <= seconds + 1, "{log}");
 }
+
+#[tokio::test]
+async fn a_client_still_sending_a_body_past_the_bound_is_not_reset_and_reads_its_413() {
+    let upstream = answering_upstream().await;
+    let proxy = start(&upstream.url(), &[], None).await;
+    let mut stream = TcpStream::connect(proxy.address).await.unwrap();
+    stream
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+              transfer-encoding: chunked\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let call = crate::support::tool_call(1, "write");
+    let chunk = |data: &[u8]| [format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat();
+    stream.write_all(&chunk(call.as_bytes())).await.unwrap();
+    let spaces = chunk(&[b' '; 64 * 1024]);
+    // 17 MiB, past the 16 MiB bound, written without reading: the proxy
+    // answers 413 and ends its side while the client still sends.
+    let sent = bounded("17 MiB sent", async {
+        for _ in 0..17 * 16 {
+            stream.write_all(&spaces).await?;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Still sending, well after the answer: a proxy that closed
+        // without lingering has reset the connection by now.
+        for _ in 0..16 {
+            stream.write_all(&spaces).await?;
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
+    assert!(sent.is_ok(), "the connection was reset: {sent:?}");
+
+    let mut answer = Vec::new();
+    let read = bounded("the answer", async {
+        let mut buffer = [0; 4096];
+        while !answer.windows(4).any(|window| window == b"\r\n\r\n") {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => answer.extend_from_slice(&buffer[..read]),
+            }
+        }
+    });
+    read.await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:?}");
+    // The client closes: the proxy stops lingering and closes too.
+    drop(stream);
+    assert!(upstream.received().is_empty());
+}
