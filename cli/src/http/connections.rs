@@ -29,6 +29,7 @@ use tokio::net::TcpStream;
 
 use crate::http::activity::{self, Activity, WatchedStream};
 use crate::http::client_limits::ClientLimits;
+use crate::http::memory::{self, Bursts};
 
 /// How many times per shortest limit the sweep looks.
 const SWEEPS_PER_LIMIT: u32 = 10;
@@ -50,6 +51,8 @@ pub(crate) struct Connections {
     /// The connections open and not being closed: what the cap counts, read
     /// by the accept loops without the lock.
     open: AtomicUsize,
+    /// The most connections open at once since the sweep last looked.
+    peak: AtomicUsize,
     /// The connections shut down and not closed yet: each holds its
     /// descriptor until its task, on its worker, drops it.
     closing: AtomicUsize,
@@ -66,6 +69,20 @@ struct Registry {
     /// The number of the next connection registered: what tells apart two
     /// connections idle since the same tick of the clock.
     next: u64,
+}
+
+impl Registry {
+    /// Forgets the free slots past the last one taken, and the room kept
+    /// for more: what a burst left.
+    fn shrink(&mut self) {
+        while matches!(self.slots.last(), Some(None)) {
+            self.slots.pop();
+        }
+        let len = self.slots.len();
+        self.free.retain(|index| *index < len);
+        self.slots.shrink_to_fit();
+        self.free.shrink_to_fit();
+    }
 }
 
 #[derive(Debug)]
@@ -87,6 +104,7 @@ impl Connections {
             limits,
             registry: Mutex::default(),
             open: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
             closing: AtomicUsize::new(0),
             cap: AtomicUsize::new(limits.max_connections),
         });
@@ -134,7 +152,8 @@ impl Connections {
                 }
             }
         };
-        self.open.fetch_add(1, Ordering::Relaxed);
+        let open = self.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak.fetch_max(open, Ordering::Relaxed);
         let registered = Registered {
             connections: self.clone(),
             activity,
@@ -283,12 +302,27 @@ impl Drop for Registered {
 }
 
 /// Keeps the clock and closes the connections past their limits, `period`
-/// apart, while the connections are there.
+/// apart, while the connections are there; gives memory back once a burst of
+/// them is over.
 fn sweep_forever(connections: &Weak<Connections>, period: Duration) {
+    let mut bursts = Bursts::default();
+    let mut burst_over = false;
     loop {
         let now = activity::tick();
+        // A look after the burst's end was seen: the connections' tasks, on
+        // their workers, have freed their memory by then.
+        if burst_over {
+            memory::give_back();
+        }
         match connections.upgrade() {
-            Some(connections) => connections.sweep(now),
+            Some(connections) => {
+                connections.sweep(now);
+                let peak = connections.peak.swap(0, Ordering::Relaxed);
+                burst_over = bursts.over(peak, connections.open.load(Ordering::Relaxed));
+                if burst_over {
+                    connections.lock().shrink();
+                }
+            }
             None => return,
         }
         std::thread::park_timeout(period);
@@ -336,6 +370,25 @@ mod tests {
             tokio::time::timeout(Duration::from_secs(5), client.read(&mut byte)).await,
             Ok(Ok(0))
         )
+    }
+
+    #[tokio::test]
+    async fn after_a_burst_the_registry_keeps_the_slots_up_to_the_last_taken() {
+        let connections = Connections::new(limits(10));
+        let mut pairs = connected(&connections, 5).await;
+        let second = pairs.remove(1);
+        drop(pairs);
+        connections.lock().shrink();
+        {
+            let registry = connections.lock();
+            assert_eq!(registry.slots.len(), 2);
+            assert_eq!(registry.free, [0]);
+        }
+        let again = connected(&connections, 2).await;
+        assert_eq!(connections.registered(), 3);
+        assert_eq!(connections.lock().slots.len(), 3);
+        drop((second, again));
+        assert_eq!(connections.registered(), 0);
     }
 
     #[tokio::test]

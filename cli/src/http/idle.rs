@@ -7,7 +7,8 @@
 //! idle for [`IDLE_TIMEOUT`] is closed by the sweep, a thread of the process
 //! that looks at every worker's connections a few times per timeout, so that
 //! none stays open with no request to find it (a burst's connections, once the
-//! traffic stops); a checkout closes those past it too. One the server closed
+//! traffic stops), and gives their memory back to the system when it closed
+//! many (`memory`); a checkout closes those past it too. One the server closed
 //! is dropped when a request finds it so.
 //!
 //! The sweep is a thread, not a task of each worker: a timer pending in a
@@ -25,12 +26,16 @@ use hyper::client::conn::http1::SendRequest;
 use tokio::time::Instant;
 
 use crate::http::body::ProxyBody;
+use crate::http::memory;
 
-/// How long a connection may wait for its next request: hyper-util's default
-/// for its pooled client, and under the keep-alive timeouts servers commonly
-/// keep (uvicorn's is 5 s, so its connections are closed by the server first,
-/// and found so at the next checkout).
-pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a connection may wait for its next request: half of nginx's
+/// upstream `keepalive_timeout` (60 s), so that a burst's connections (some
+/// 23 KB each, up to [`MAX_IDLE`] per worker) are closed, and their memory
+/// given back, within 34 s of its end (hyper-util's pooled client keeps them
+/// 90 s). Servers commonly keep theirs for less (uvicorn's is 5 s: its
+/// connections are closed by the server first, and found so at the next
+/// checkout).
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many connections a worker keeps waiting for a request: what a burst
 /// of calls opened beyond it is closed once the burst is over, as nginx's
@@ -38,7 +43,7 @@ pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub(crate) const MAX_IDLE: usize = 256;
 
 /// How many times per idle timeout the sweep looks: a connection is closed at
-/// most a ninth of its timeout late (10 s for the 90 s of [`IDLE_TIMEOUT`]).
+/// most a ninth of its timeout late (3.3 s for the 30 s of [`IDLE_TIMEOUT`]).
 const SWEEPS_PER_TIMEOUT: u32 = 9;
 
 /// The connections of one worker waiting for a request.
@@ -89,15 +94,18 @@ impl Idle {
     }
 
     /// Closes the connections idle for the timeout or longer, the oldest
-    /// being first.
-    fn close_expired(&self, waiting: &mut VecDeque<(SendRequest<ProxyBody>, Instant)>) {
+    /// being first; how many.
+    fn close_expired(&self, waiting: &mut VecDeque<(SendRequest<ProxyBody>, Instant)>) -> usize {
         let now = Instant::now();
+        let mut closed = 0;
         while waiting
             .front()
             .is_some_and(|(_, since)| now.duration_since(*since) >= self.timeout)
         {
             waiting.pop_front();
+            closed += 1;
         }
+        closed
     }
 
     #[cfg(test)]
@@ -159,20 +167,29 @@ fn sweep(idle: &Arc<Idle>) {
     }
 }
 
-/// Closes, in every pool, the connections idle past its timeout, and waits a
-/// ninth of the shortest timeout (or a new pool); for the life of the process.
+/// Closes, in every pool, the connections idle past its timeout (and gives
+/// their memory back when they were a burst's), and waits a ninth of the
+/// shortest timeout (or a new pool); for the life of the process.
 fn sweep_forever() {
+    let mut closed_many = false;
     loop {
-        let next_sweep = {
+        // A sweep after the closing: the connections' tasks, on their
+        // workers, have freed their memory by then.
+        if closed_many {
+            memory::give_back();
+        }
+        let (next_sweep, closed) = {
             let mut pools = pools();
             pools.retain(|pool| pool.strong_count() > 0);
             let mut shortest = IDLE_TIMEOUT;
+            let mut closed = 0;
             for pool in pools.iter().filter_map(Weak::upgrade) {
-                pool.close_expired(&mut pool.lock());
+                closed += pool.close_expired(&mut pool.lock());
                 shortest = shortest.min(pool.timeout);
             }
-            shortest / SWEEPS_PER_TIMEOUT
+            (shortest / SWEEPS_PER_TIMEOUT, closed)
         };
+        closed_many = closed >= memory::MIN_DROP;
         std::thread::park_timeout(next_sweep);
     }
 }

@@ -32,7 +32,8 @@
 //! take, and how many connections are served), `site` (what a listener
 //! serves: this proxy, or the bridge), `activity` (what each
 //! connection is doing, as those limits read it), `connections` (every
-//! connection, closed past its limit or to make room), and `workers` (a
+//! connection, closed past its limit or to make room), `memory` (what a
+//! burst freed, given back to the system), and `workers` (a
 //! thread and a runtime per CPU, accepting from one listener).
 
 pub(crate) mod accept;
@@ -52,6 +53,7 @@ mod gather;
 mod head_timeout;
 pub(crate) mod headers;
 mod idle;
+mod memory;
 mod proxy;
 mod replayed;
 mod route;

@@ -7,7 +7,8 @@
 //! (`invalid_params`), task ids that any replica reads
 //! (`replicas`), SIGTERM's drain (`drain`) and a second signal that ends it
 //! (`stop_twice`), calls the client cancelled (`cancelled`), the limits on clients and the connection cap
-//! (`client_limits`, and the attacks they stop: `attack`), `--forwarded`, the
+//! (`client_limits`, and the attacks they stop: `attack`), memory given back
+//! after a burst (`memory`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
 //! server (`bridge`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
@@ -38,6 +39,7 @@ mod everything;
 mod failures;
 mod forwarding;
 mod invalid_params;
+mod memory;
 mod options;
 mod otlp;
 mod python;
