@@ -21,7 +21,8 @@ pub(crate) enum Cause {
 
 impl Cause {
     /// Whether the server answered the request with a result (`isError` or
-    /// not), as opposed to an error response or the layer's own answer.
+    /// not), as opposed to an error response, the layer's own answer, or one
+    /// the inner service made in the server's place.
     pub(super) fn answered_with_result(self, outcome: Outcome) -> bool {
         self == Cause::Service && matches!(outcome, Outcome::Success | Outcome::ToolError)
     }
