@@ -2,7 +2,11 @@
 # The HTTP mode deployed on real parts: nginx (the Debian package) balancing
 # three replicas of the command in front of one upstream, the official Python
 # SDK server (stateless, JSON answers: cli/tests/http/servers/
-# python_http_server.py), everything on 127.0.0.1.
+# python_http_server.py), everything on 127.0.0.1. nginx keeps its
+# connections to the replicas alive, as operators configure it for speed, with
+# its default retry rules (a POST sent to a replica is sent nowhere else): a
+# replica that closed a kept-alive connection as nginx sent a request on it
+# would lose that call.
 #
 # The official Python client (deployment_client.py) makes the same mixed calls
 # (successes, the SDK's two kinds of tool error, a slow call) directly to the
@@ -15,13 +19,15 @@
 # nginx runs unprivileged (as `nobody` when the script runs as root), with its
 # configuration, pid file, logs and temporary folders in a temporary folder;
 # it is installed with apt when missing (with sudo unless root). Needs the
-# Python SDK: scripts/install-test-servers.sh. Every wait is bounded; every
-# process started is stopped on exit.
+# Python SDK: scripts/install-test-servers.sh. DEPLOYMENT_COMMAND=PATH runs
+# that build of the command instead of building one. Every wait is bounded;
+# every process started is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 readonly CALLS=${DEPLOYMENT_CALLS:-1000}
 readonly IN_FLIGHT=16
+readonly KEEPALIVE=16
 readonly REPLICAS=3
 readonly LISTEN_TIMEOUT_S=30
 readonly RUN_TIMEOUT_S=300
@@ -44,8 +50,12 @@ nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 # shellcheck source=scripts/lib/processes.sh
 source scripts/lib/processes.sh
-log "building the mcp-tool-errors command"
-proxy_exe=$(cargo_executable mcp-tool-errors -p mcp-tool-errors-cli --bin mcp-tool-errors)
+if [[ -n ${DEPLOYMENT_COMMAND:-} ]]; then
+  proxy_exe=$DEPLOYMENT_COMMAND
+else
+  log "building the mcp-tool-errors command"
+  proxy_exe=$(cargo_executable mcp-tool-errors -p mcp-tool-errors-cli --bin mcp-tool-errors)
+fi
 
 readonly address_pattern='127\.0\.0\.1:[0-9]+'
 start upstream "listening on $address_pattern" "$python" cli/tests/http/servers/python_http_server.py
@@ -77,19 +87,24 @@ mkdir -p "$work/nginx"
   for address in "${replica_addresses[@]}"; do
     echo "    server $address;"
   done
+  # Connections to the replicas kept alive, as operators configure nginx for
+  # speed: a draining replica must not close one as a request is sent on it.
+  echo "    keepalive $KEEPALIVE;"
   echo "  }"
   echo "  server {"
   echo "    listen 127.0.0.1:$nginx_port;"
   echo "    location / {"
   echo "      proxy_pass http://replicas;"
-  # A replica that refuses connections (draining, or gone) is skipped; a
-  # request it accepted is answered by it, so none is sent twice.
+  # nginx's default retry rules: a replica that refuses connections
+  # (draining, or gone) is skipped; a POST sent to a replica is answered by
+  # it or fails (no non_idempotent), so none is sent twice.
   echo "      proxy_next_upstream error timeout;"
   echo "      proxy_connect_timeout 2s;"
   echo "      proxy_read_timeout 60s;"
   # Event streams go to the client as they come.
   echo "      proxy_buffering off;"
   echo "      proxy_http_version 1.1;"
+  echo "      proxy_set_header Connection \"\";"
   echo "    }"
   echo "  }"
   echo "}"
@@ -124,6 +139,7 @@ for ((tenth = 0; tenth < 150; tenth++)); do
   fi
   sleep 0.1
 done
+exit_wait="$((tenth / 10)).$((tenth % 10))"
 [[ $status == 0 ]] || failed+=("the stopped replica's exit status: ${status:-still running}")
 grep -q 'drained' "$work/replica-1.log" || failed+=("the stopped replica did not say it drained")
 
@@ -139,7 +155,8 @@ done
 
 echo "client: $figures"
 echo "nginx: $(wc -l <"$work/nginx/access.log") requests, $served_by_stopped answered by the stopped replica," \
-  "$sent_on sent on to another replica after a refusal, $not_ok not 200/202"
+  "$sent_on sent on to another replica after a refusal, $not_ok not 200/202;" \
+  "the stopped replica exited ${exit_wait} s after the calls"
 if ((${#failed[@]} > 0)); then
   printf 'FAIL %s\n' "${failed[@]}"
   for name in client replica-1 nginx; do
