@@ -24,10 +24,10 @@
 //! command options.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -35,6 +35,12 @@ use serde_json::json;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../tests/support/example.rs"]
 mod example;
+
+// Shared with the other benches; this one uses the stdio client.
+#[allow(dead_code)]
+mod support;
+
+use support::{Session, micros, percentile};
 
 const CALLS: usize = 10_000;
 const BLOCK: usize = 100;
@@ -223,119 +229,14 @@ fn latencies(calls: usize, start: &impl Fn(Way) -> Session) -> [Vec<Duration>; 3
     latencies
 }
 
-fn micros(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e6
-}
-
-fn percentile(sorted: &[Duration], quantile: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * quantile).round() as usize;
-    sorted[index]
-}
-
-fn request(id: usize) -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"echo\"}}}}}}\n"
-    )
-}
-
-/// Writes the calls from a thread, at most [`IN_FLIGHT`] unanswered at a time,
-/// and reads every answer.
+/// `calls` calls, at most [`IN_FLIGHT`] unanswered at a time: calls per
+/// second.
 fn calls_per_second(mut session: Session, calls: usize) -> f64 {
-    let stdin = session.stdin.take().expect("stdin is open");
-    let (answered, answers) = std::sync::mpsc::channel::<()>();
     let started = Instant::now();
-    let writer = std::thread::spawn(move || {
-        let mut stdin = stdin;
-        for id in 1..=calls {
-            if id > IN_FLIGHT {
-                answers.recv().expect("the reader is there");
-            }
-            stdin
-                .write_all(request(id).as_bytes())
-                .expect("the child reads");
-        }
-        // Kept open until every answer is read: a server may drop the calls
-        // in flight at the end of its stdin.
-        stdin
-    });
-    let mut line = String::new();
-    for _ in 0..calls {
-        line.clear();
-        session.stdout.read_line(&mut line).expect("an answer");
-        assert!(line.contains("\"echo\""), "unexpected answer: {line}");
-        let _ = answered.send(());
-    }
+    session.pipelined(calls, IN_FLIGHT);
     let elapsed = started.elapsed();
-    drop(writer.join().expect("the writer finishes"));
     session.stop();
     calls as f64 / elapsed.as_secs_f64()
-}
-
-struct Session {
-    process: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Session {
-    fn start(command: &mut Command) -> Self {
-        let mut process = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the server starts");
-        let stdin = process.stdin.take();
-        let stdout = BufReader::new(process.stdout.take().expect("stdout is piped"));
-        Self {
-            process,
-            stdin,
-            stdout,
-        }
-    }
-
-    /// The MCP handshake, for a real server.
-    fn initialize(&mut self) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "cli_relay", "version": "0"}},
-        });
-        writeln!(stdin, "{initialize}").expect("the server reads");
-        stdin.flush().expect("the server reads");
-        let mut line = String::new();
-        self.stdout
-            .read_line(&mut line)
-            .expect("the initialize answer");
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .expect("the server reads");
-    }
-
-    /// One call, from writing it to reading its answer.
-    fn call(&mut self, id: usize) -> Duration {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        let mut line = String::new();
-        let started = Instant::now();
-        stdin
-            .write_all(request(id).as_bytes())
-            .expect("the child reads");
-        stdin.flush().expect("the child reads");
-        self.stdout.read_line(&mut line).expect("an answer");
-        let elapsed = started.elapsed();
-        assert!(line.contains("\"echo\""), "unexpected answer: {line}");
-        elapsed
-    }
-
-    fn stop(mut self) {
-        self.stdin = None;
-        let status = self.process.wait().expect("the server exits");
-        assert!(status.success(), "the server exited with {status}");
-    }
 }
 
 /// The scripted example server, built with this bench's profile (release) and

@@ -31,24 +31,25 @@
 //! command, in front of U1, to compare two builds under the same load. Without nginx (`/usr/sbin/nginx`, or
 //! `nginx` on `PATH`) its column is skipped. Figures go in docs/performance.md.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::client::conn::http1::SendRequest;
-use hyper::header::HeaderValue;
-use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../tests/support/example.rs"]
 mod example;
+
+// Shared with the other benches; this one uses the HTTP client.
+#[allow(dead_code)]
+mod support;
+
+use support::{
+    Call, Connection, PATIENCE, Process, Route, free_port, median, micros, percentile, rates_cell,
+    uptime, verdict,
+};
 
 /// Latency samples per route (U1: a quarter of them tool errors).
 const LATENCY_CALLS: usize = 4_000;
@@ -63,26 +64,14 @@ const PYTHON_THROUGHPUT_CALLS: usize = 4_000;
 const PYTHON_IN_FLIGHT: usize = 32;
 /// One call in this many is a tool error (U1).
 const ERROR_EVERY: usize = 4;
-/// The bound on every wait: a stuck route fails the bench instead of hanging it.
-const PATIENCE: Duration = Duration::from_secs(30);
-/// The protocol revision the bench speaks: sessions, as rmcp serves them.
-const PROTOCOL: &str = "2025-06-18";
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("the runtime starts");
-    runtime.block_on(run());
+    support::block_on(run());
 }
 
 async fn run() {
     // `cargo bench ... -- u1` (or `u2`) runs one upstream's part only.
-    let parts: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let wanted = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
+    let wanted = support::wanted();
     println!("{}", uptime());
     if wanted("u1") {
         rmcp_upstream().await;
@@ -167,23 +156,6 @@ async fn python_upstream() {
     );
 }
 
-/// Where a client sends its calls, and whether the command's layer is on the way.
-struct Route {
-    name: &'static str,
-    address: SocketAddr,
-    rewraps: bool,
-}
-
-impl Route {
-    fn new(name: &'static str, address: SocketAddr, rewraps: bool) -> Self {
-        Self {
-            name,
-            address,
-            rewraps,
-        }
-    }
-}
-
 /// The upstream's way of being called.
 #[derive(Clone, Copy)]
 enum Workload {
@@ -203,149 +175,13 @@ impl Workload {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Call {
-    /// A small text answer.
-    Echo,
-    /// A tool error.
-    Fail,
-}
-
-impl Call {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Echo => "echo (text answer)",
-            Self::Fail => "fail (tool error)",
-        }
+/// A connection to `route`, in a session when the upstream keeps them (U1).
+async fn open(route: &Route, workload: Workload) -> Connection {
+    let mut connection = Connection::open(route).await;
+    if let Workload::Rmcp = workload {
+        connection.initialize().await;
     }
-
-    fn body(self, id: usize) -> Bytes {
-        let (tool, arguments) = match self {
-            Self::Echo => ("echo", json!({"text": "bench-echo"})),
-            Self::Fail => ("fail", json!({"message": "bench-failure"})),
-        };
-        let call = json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        });
-        Bytes::from(call.to_string())
-    }
-
-    /// Panics unless `answer` is this call's, rewrapped when `rewrapped`.
-    fn check(self, answer: &[u8], rewrapped: bool) {
-        let text = String::from_utf8_lossy(answer);
-        let (expected, element) = match self {
-            Self::Echo => ("bench-echo", false),
-            Self::Fail => ("bench-failure", rewrapped),
-        };
-        assert!(
-            text.contains(expected) && text.contains("<error tool=") == element,
-            "unexpected answer to {}: {text}",
-            self.name()
-        );
-    }
-}
-
-/// One keep-alive connection to a route, with its MCP session (U1).
-struct Connection {
-    sender: SendRequest<Full<Bytes>>,
-    host: HeaderValue,
-    session: Option<HeaderValue>,
-    rewraps: bool,
-    route: &'static str,
-}
-
-impl Connection {
-    async fn open(route: &Route, workload: Workload) -> Self {
-        let stream = bounded("connect", tokio::net::TcpStream::connect(route.address))
-            .await
-            .expect("the route accepts");
-        let _ = stream.set_nodelay(true);
-        let (sender, connection) = bounded(
-            "handshake",
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-        )
-        .await
-        .expect("an HTTP/1.1 connection");
-        let name = route.name;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                panic!("the connection to {name} broke: {error}");
-            }
-        });
-        let mut connection = Self {
-            sender,
-            host: HeaderValue::from_str(&route.address.to_string()).expect("an address"),
-            session: None,
-            rewraps: route.rewraps,
-            route: route.name,
-        };
-        if let Workload::Rmcp = workload {
-            connection.initialize().await;
-        }
-        connection
-    }
-
-    /// The MCP handshake: a session, and `notifications/initialized` in it.
-    async fn initialize(&mut self) {
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": PROTOCOL, "capabilities": {},
-                       "clientInfo": {"name": "http_proxy", "version": "0"}},
-        });
-        let (status, session, _) = self.post(Bytes::from(initialize.to_string())).await;
-        assert_eq!(status, StatusCode::OK, "initialize");
-        self.session = Some(session.expect("rmcp opens a session"));
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let (status, _, _) = self.post(Bytes::from_static(initialized.as_bytes())).await;
-        assert_eq!(status, StatusCode::ACCEPTED, "notifications/initialized");
-    }
-
-    /// POSTs `body` to `/mcp`: the status, the session header, the whole body.
-    async fn post(&mut self, body: Bytes) -> (StatusCode, Option<HeaderValue>, Bytes) {
-        let mut request = Request::post("/mcp")
-            .header("host", self.host.clone())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL);
-        if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session.clone());
-        }
-        let request = request.body(Full::new(body)).expect("a request");
-        bounded("an answer", async {
-            bounded("ready", self.sender.ready())
-                .await
-                .unwrap_or_else(|error| {
-                    panic!("the connection to {} is open: {error}", self.route)
-                });
-            let response = self.sender.send_request(request).await.expect("a response");
-            let status = response.status();
-            let session = response.headers().get("mcp-session-id").cloned();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .expect("the whole body")
-                .to_bytes();
-            (status, session, body)
-        })
-        .await
-    }
-
-    /// One call, from sending it to reading the last byte of its answer.
-    async fn call(&mut self, id: usize, call: Call) -> Duration {
-        let started = Instant::now();
-        let (status, _, answer) = self.post(call.body(id)).await;
-        let elapsed = started.elapsed();
-        assert_eq!(
-            status,
-            StatusCode::OK,
-            "{}",
-            String::from_utf8_lossy(&answer)
-        );
-        call.check(&answer, self.rewraps);
-        elapsed
-    }
+    connection
 }
 
 /// Latency samples, sorted, by route and by kind of call.
@@ -356,7 +192,7 @@ type Latencies = Vec<Vec<(Call, Vec<Duration>)>>;
 async fn latency(routes: &[Route], workload: Workload, calls: usize) -> Latencies {
     let mut connections = Vec::new();
     for route in routes {
-        connections.push(Connection::open(route, workload).await);
+        connections.push(open(route, workload).await);
     }
     let mut kinds: Vec<Call> = (1..=ERROR_EVERY).map(|id| workload.call_for(id)).collect();
     kinds.sort_by_key(|kind| *kind as u8);
@@ -410,27 +246,9 @@ async fn calls_per_second(
 ) -> f64 {
     let mut connections = Vec::new();
     for _ in 0..in_flight {
-        connections.push(Connection::open(route, workload).await);
+        connections.push(open(route, workload).await);
     }
-    let next = Arc::new(AtomicUsize::new(1));
-    let started = Instant::now();
-    let mut slots = tokio::task::JoinSet::new();
-    for mut connection in connections {
-        let next = next.clone();
-        slots.spawn(async move {
-            loop {
-                let id = next.fetch_add(1, Ordering::Relaxed);
-                if id > calls {
-                    return;
-                }
-                connection.call(id, workload.call_for(id)).await;
-            }
-        });
-    }
-    while let Some(slot) = slots.join_next().await {
-        slot.expect("a slot finishes");
-    }
-    calls as f64 / started.elapsed().as_secs_f64()
+    support::calls_per_second(connections, calls, move |id| workload.call_for(id)).await
 }
 
 fn print_latency(routes: &[Route], latencies: &Latencies, kinds: &[Call]) {
@@ -461,10 +279,7 @@ fn print_throughput(routes: &[Route], rates: &[(usize, Vec<Vec<f64>>)]) {
     for (in_flight, by_route) in rates {
         let cells: Vec<String> = by_route
             .iter()
-            .map(|rounds| {
-                let each: Vec<String> = rounds.iter().map(|rate| format!("{rate:.0}")).collect();
-                format!("{:.0} calls/s ({})", median(rounds), each.join(", "))
-            })
+            .map(|rounds| rates_cell(rounds.as_slice()))
             .collect();
         println!("| {in_flight} | {} |", cells.join(" | "));
     }
@@ -510,84 +325,7 @@ fn route_names(routes: &[Route]) -> String {
         .join(" | ")
 }
 
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "NOT met" }
-}
-
-fn micros(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e6
-}
-
-fn percentile(sorted: &[Duration], quantile: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * quantile).round() as usize;
-    sorted[index]
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
-}
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(PATIENCE, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: nothing within {PATIENCE:?}"))
-}
-
-/// The machine's load, printed with the figures.
-fn uptime() -> String {
-    let output = Command::new("uptime").output();
-    output.map_or_else(
-        |error| format!("uptime: {error}"),
-        |output| format!("uptime: {}", String::from_utf8_lossy(&output.stdout).trim()),
-    )
-}
-
-/// A server process listening on 127.0.0.1, killed when dropped.
-struct Process {
-    address: SocketAddr,
-    child: Child,
-}
-
 impl Process {
-    /// Starts `command` and reads the address it listens on from the stderr
-    /// line holding `marker` followed by the address.
-    fn listening(command: &mut Command, marker: &str) -> Self {
-        use std::io::{BufRead, BufReader};
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|error| panic!("{command:?} starts: {error}"));
-        let stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
-        let (found, address) = std::sync::mpsc::channel();
-        let marker = marker.to_owned();
-        // Reads stderr to its end, so that the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if let Some((_, after)) = line.split_once(&marker) {
-                    let address: String = after
-                        .chars()
-                        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
-                        .collect();
-                    let _ = found.send(address);
-                }
-            }
-        });
-        let mut process = Self {
-            address: SocketAddr::from(([127, 0, 0, 1], 0)),
-            child,
-        };
-        process.address = address
-            .recv_timeout(PATIENCE)
-            .unwrap_or_else(|_| panic!("{command:?} says where it listens"))
-            .parse()
-            .expect("an address");
-        process
-    }
-
     /// The command in HTTP mode in front of the upstream at `upstream`.
     fn command_in_front_of(upstream: SocketAddr) -> Self {
         Self::proxy_in_front_of(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")), upstream)
@@ -604,13 +342,6 @@ impl Process {
             ]),
             "mcp-tool-errors: listening on ",
         )
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -718,12 +449,6 @@ http {{
 }}
 "#
     )
-}
-
-/// A port on 127.0.0.1 that was free a moment ago.
-fn free_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("a bound address")
 }
 
 /// The `rmcp_http` example of the library, built in release with the `rmcp`
