@@ -18,10 +18,12 @@
 //! `direct_call` (a `tools/call` no timeout applies to, its answer through the
 //! layer only when the layer may change it), `exchange` (any other JSON-RPC
 //! request through the layer, in JSON or as an event stream), `replayed` and
-//! `seen_calls` (answers on `GET` streams, and the calls they answer), `sse`
+//! `seen_calls` (answers on `GET` streams; the calls they answer, and which
+//! of them the client or the proxy cancelled), `sse`
 //! (events cut and rewritten), `failure` (the answers when the upstream gives
 //! none), `gather` (what the upstream sent together goes to the client in one
-//! write), `cancel` (`notifications/cancelled` for what the proxy gives up),
+//! write), `cancel` (what the proxy gives up: no answer to a call the client
+//! cancelled, `notifications/cancelled` for any other),
 //! `unread` (answers the proxy could not read, which count as answers),
 //! `decoded` (gzip and deflate answers decoded before the layer reads them),
 //! `head_timeout` (how long the upstream may take to answer), `task_ids` (the
