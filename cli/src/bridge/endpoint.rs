@@ -9,6 +9,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -168,7 +169,7 @@ impl Bridge {
                 return not_found();
             }
             if accepts_events(&parts.headers) {
-                event_stream(body)
+                answer_stream(body).await
             } else {
                 json_answer(body).await
             }
@@ -202,7 +203,7 @@ impl Bridge {
             return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
         }
         if accepts_events(headers) {
-            event_stream(body)
+            answer_stream(body).await
         } else {
             json_answer(body).await
         }
@@ -331,6 +332,18 @@ fn accepts_events(headers: &HeaderMap) -> bool {
         let media = media.split(';').next().unwrap_or_default().trim();
         media.eq_ignore_ascii_case("text/event-stream") || media == "*/*"
     })
+}
+
+/// How long the head of a `POST`'s stream waits for its first event.
+const FIRST_EVENT_WAIT: Duration = Duration::from_millis(20);
+
+/// The stream of a `POST`'s answers: its head waits a little for the first
+/// event (most often the answer, with the end), so that a quick call goes out
+/// in one write and wakes the client once; a slow call's head goes out then,
+/// before its answer.
+async fn answer_stream(mut body: ChannelBody) -> Response<ProxyBody> {
+    let _ = tokio::time::timeout(FIRST_EVENT_WAIT, body.first_chunk()).await;
+    event_stream(body)
 }
 
 fn event_stream(body: ChannelBody) -> Response<ProxyBody> {

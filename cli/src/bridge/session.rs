@@ -204,11 +204,11 @@ impl Session {
         let Some(pipe) = input.as_mut() else {
             return false;
         };
-        let written = async {
-            pipe.write_all(line).await?;
-            pipe.write_all(b"\n").await
-        };
-        written.await.is_ok()
+        // One write: the relay's thread wakes once, for a whole line.
+        let mut whole = Vec::with_capacity(line.len() + 1);
+        whole.extend_from_slice(line);
+        whole.push(b'\n');
+        pipe.write_all(&whole).await.is_ok()
     }
 
     /// Opens the session's `GET` stream, replacing (ending) one open before;

@@ -44,6 +44,8 @@ pub(crate) fn whole(bytes: impl Into<Bytes>) -> ProxyBody {
 /// other end of the channel, until that end is dropped.
 #[derive(Debug)]
 pub(crate) struct ChannelBody {
+    /// A chunk taken already ([`ChannelBody::first_chunk`]), sent first.
+    first: Option<Bytes>,
     chunks: mpsc::Receiver<Bytes>,
 }
 
@@ -52,7 +54,22 @@ impl ChannelBody {
     /// client slows the reading of the upstream instead of filling memory.
     pub(crate) fn new() -> (mpsc::Sender<Bytes>, Self) {
         let (sender, chunks) = mpsc::channel(16);
-        (sender, Self { chunks })
+        (
+            sender,
+            Self {
+                first: None,
+                chunks,
+            },
+        )
+    }
+
+    /// Waits for the first chunk, which the body still sends first: a
+    /// response whose head waits for it goes out with it in one write.
+    /// Cancel-safe: a chunk that came stays in the channel or is kept.
+    pub(crate) async fn first_chunk(&mut self) {
+        if self.first.is_none() {
+            self.first = self.chunks.recv().await;
+        }
     }
 
     pub(crate) fn boxed(self) -> ProxyBody {
@@ -68,6 +85,9 @@ impl Body for ChannelBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
         self.chunks
             .poll_recv(cx)
             .map(|chunk| chunk.map(|chunk| Ok(Frame::data(chunk))))
@@ -76,7 +96,7 @@ impl Body for ChannelBody {
     /// Once the writer is done, hyper learns it with the last chunk and
     /// sends the end in that chunk's write.
     fn is_end_stream(&self) -> bool {
-        self.chunks.is_closed() && self.chunks.is_empty()
+        self.first.is_none() && self.chunks.is_closed() && self.chunks.is_empty()
     }
 }
 
@@ -96,6 +116,18 @@ mod tests {
         assert!(!body.is_end_stream(), "the last chunk is still to be sent");
         let last = body.frame().await.expect("a frame").expect("no error");
         assert_eq!(last.into_data().expect("data"), "last");
+        assert!(body.is_end_stream());
+    }
+
+    #[tokio::test]
+    async fn a_first_chunk_waited_for_is_still_sent_first() {
+        let (chunks, mut body) = ChannelBody::new();
+        chunks.send(Bytes::from("first")).await.expect("open");
+        drop(chunks);
+        body.first_chunk().await;
+        assert!(!body.is_end_stream(), "the first chunk is still to be sent");
+        let first = body.frame().await.expect("a frame").expect("no error");
+        assert_eq!(first.into_data().expect("data"), "first");
         assert!(body.is_end_stream());
     }
 }
