@@ -15,12 +15,14 @@ mod propagation;
 pub(crate) use propagation::{header_trace_context, spans_exported};
 
 use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::Tracer;
+use tracing::Dispatch;
 use tracing::level_filters::LevelFilter;
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::observability_options::ObservabilityOptions;
+use crate::observability_options::{LogFormat, ObservabilityOptions};
 
 /// The `tracing` target of the command's own events, apart from the
 /// library's (`mcp_tool_errors`): `RUST_LOG=mcp_tool_errors_cli=warn`.
@@ -47,22 +49,33 @@ impl Telemetry {
     }
 }
 
+/// The process's subscriber: the log, and the spans' exporter when there is
+/// one. An absent exporter is no layer at all: tracing-subscriber's
+/// `Option<Layer>` enables every span when it is `None`, and the registry
+/// would then open, enter and close the library's request span on every
+/// request for no one.
+fn subscriber(log_format: LogFormat, tracer: Option<Tracer>) -> Dispatch {
+    let logged = tracing_subscriber::registry().with(log::layer(log_format));
+    match tracer {
+        Some(tracer) => Dispatch::new(
+            logged.with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(tracer)
+                    .with_filter(LevelFilter::INFO),
+            ),
+        ),
+        None => Dispatch::new(logged),
+    }
+}
+
 /// Installs the process's subscriber, and the exporters the environment asks
 /// for.
 pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
     let (export, problems) = otlp::Export::from_env();
     let tracer = export.tracer();
     let traced = tracer.is_some();
-    let spans = tracer.map(|tracer| {
-        tracing_opentelemetry::layer()
-            .with_tracer(tracer)
-            .with_filter(LevelFilter::INFO)
-    });
-    let subscriber = tracing_subscriber::registry()
-        .with(spans)
-        .with(log::layer(options.log_format));
     // Only the first installation counts (a test's runs, say).
-    let _ = subscriber.try_init();
+    let _ = subscriber(options.log_format, tracer).try_init();
     for problem in problems {
         event!(error, "{problem}");
     }
@@ -76,4 +89,29 @@ pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
         opentelemetry::global::set_meter_provider(meters);
     }
     Telemetry { export, traced }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_an_exporter_no_span_is_enabled() {
+        let dispatch = subscriber(LogFormat::Text, None);
+        tracing::dispatcher::with_default(&dispatch, || {
+            let span = tracing::info_span!(target: "mcp_tool_errors", "mcp.server");
+            assert!(span.is_disabled(), "a span no layer records is not opened");
+        });
+    }
+
+    #[test]
+    fn with_an_exporter_the_request_span_is_enabled() {
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "test");
+        let dispatch = subscriber(LogFormat::Text, Some(tracer));
+        tracing::dispatcher::with_default(&dispatch, || {
+            let span = tracing::info_span!(target: "mcp_tool_errors", "mcp.server");
+            assert!(!span.is_disabled());
+        });
+    }
 }
