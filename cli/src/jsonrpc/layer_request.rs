@@ -4,7 +4,7 @@
 //! JSON value; and whether the layer may change the answer to it, which the
 //! answer's envelope tells.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::envelope::Fields;
 
@@ -90,15 +90,28 @@ impl LayerRequest {
         }
     }
 
+    /// The request as the layer reads it. Made member by member: `json!`
+    /// serializes each value it is given, a cost on every answer the layer
+    /// reads.
     pub(crate) fn into_value(self) -> Value {
         match self {
             Self::Single { id, method, name } => {
-                let params = match (&method, name) {
-                    (Method::ToolsCall, Some(name)) => json!({"name": name}),
-                    (_, Some(task_id)) => json!({"taskId": task_id}),
-                    (_, None) => json!({}),
-                };
-                json!({"jsonrpc": "2.0", "id": id, "method": method.as_str(), "params": params})
+                let mut params = Map::new();
+                match (&method, name) {
+                    (Method::ToolsCall, Some(name)) => {
+                        params.insert("name".to_owned(), Value::String(name.into()));
+                    }
+                    (_, Some(task_id)) => {
+                        params.insert("taskId".to_owned(), Value::String(task_id.into()));
+                    }
+                    (_, None) => {}
+                }
+                let mut request = Map::new();
+                request.insert("jsonrpc".to_owned(), Value::from("2.0"));
+                request.insert("id".to_owned(), id);
+                request.insert("method".to_owned(), Value::from(method.as_str()));
+                request.insert("params".to_owned(), Value::Object(params));
+                Value::Object(request)
             }
             Self::Whole(batch) => batch,
         }
@@ -147,6 +160,8 @@ fn trace_context(line: &[u8]) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::jsonrpc::envelope::{self, Envelope};
 
