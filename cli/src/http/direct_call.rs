@@ -13,6 +13,12 @@
 //! `--invalid-params-as-tool-errors`; a plain result passes as the upstream's
 //! bytes, unparsed.
 //!
+//! When spans are exported, the layer's future is made as the call is sent
+//! ([`Held`]), with the trace context of the call's `params._meta` or of its
+//! `traceparent` header, and resolved with whatever answer comes, read
+//! whole: the span covers the call, and records how it ended. The answer's
+//! bytes still pass as the upstream's when the layer changes nothing.
+//!
 //! An event stream is rewritten as a body that hyper polls itself: each event
 //! passes when the upstream's bytes bring it, nothing between them but this
 //! module's reading of the answer's envelope. The failures are those of an
@@ -31,6 +37,7 @@ use hyper::body::{Body, Bytes, Frame};
 use hyper::header::{self, HeaderMap};
 use hyper::{Request, Response};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::cancel::{Cancel, no_answer_response};
@@ -44,6 +51,7 @@ use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
 use crate::jsonrpc::at_hand::at_hand;
+use crate::jsonrpc::held::Held;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::Answer;
@@ -54,6 +62,10 @@ use crate::options::TimedTools;
 pub(crate) struct DirectCall {
     id: Value,
     tool: Box<str>,
+    /// With spans exported, what the layer reads of the call, its trace
+    /// context included: the layer's future is then made when the call is
+    /// sent, and resolved with its answer ([`Held`]).
+    traced: Option<Value>,
 }
 
 impl DirectCall {
@@ -78,9 +90,22 @@ impl DirectCall {
         if !is_call || timed.includes(&tool) {
             return None;
         }
+        let id = fields.id?;
+        let traced = crate::telemetry::spans_exported().then(|| {
+            let mut request = LayerRequest::Single {
+                id: id.clone(),
+                method: Method::ToolsCall,
+                name: Some(tool.as_ref().into()),
+            }
+            .traced(bytes)
+            .into_value();
+            crate::telemetry::header_trace_context(headers, &mut request);
+            request
+        });
         Some(Self {
-            id: fields.id?,
+            id,
             tool: tool.into(),
+            traced,
         })
     }
 
@@ -111,6 +136,9 @@ struct Answering {
     call: DirectCall,
     to_client: ToClient,
     cancel: Cancel,
+    /// The layer's future, made when the call was sent, when its span is
+    /// exported; taken by the answer.
+    held: Option<(oneshot::Sender<Answer>, Held)>,
 }
 
 impl Answering {
@@ -121,21 +149,42 @@ impl Answering {
 
     /// The bytes of the answer `data` (the upstream's, whose envelope is
     /// `fields`), as the client gets them: `None` when they pass as they are.
-    fn rewrite(&self, data: &[u8], fields: &Fields<'_>) -> Option<Vec<u8>> {
+    fn rewrite(&mut self, data: &[u8], fields: &Fields<'_>) -> Option<Vec<u8>> {
         let invalid_params = self.proxy.invalid_params();
-        if !Method::ToolsCall.may_change_answer(fields, invalid_params.is_on()) {
-            return None;
-        }
-        let answer = Answer::from_child(
-            data.to_vec(),
-            crate::jsonrpc::nested::from_slice(data).ok()?,
-        );
-        let mut answer = at_hand(
-            &self.proxy.layer(),
-            invalid_params,
-            self.call.request(),
-            answer,
-        )?;
+        let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params.is_on());
+        let mut answer = if let Some((sender, held)) = self.held.take() {
+            // The span records how the call ended: the layer reads a plain
+            // success as what the envelope says it is, anything else whole.
+            let value = if may_change || fields.has_error {
+                let Ok(value) = crate::jsonrpc::nested::from_slice(data) else {
+                    held.withdraw(sender);
+                    return None;
+                };
+                value
+            } else {
+                plain_success(&self.call.id)
+            };
+            if !may_change {
+                // Passed as the upstream's bytes: the layer leaves it alone.
+                held.resolve(sender, Answer::made(value));
+                return None;
+            }
+            held.resolve(sender, Answer::from_child(data.to_vec(), value))?
+        } else {
+            if !may_change {
+                return None;
+            }
+            let answer = Answer::from_child(
+                data.to_vec(),
+                crate::jsonrpc::nested::from_slice(data).ok()?,
+            );
+            at_hand(
+                &self.proxy.layer(),
+                invalid_params,
+                self.call.request(),
+                answer,
+            )?
+        };
         // The answer to a `tools/call` names a task in a handle only.
         if fields.result.may_be_task {
             self.to_client.translate(&mut answer.value);
@@ -146,15 +195,24 @@ impl Answering {
     /// The answer the proxy makes for `failure`, through the layer; the server
     /// is told the call is abandoned when `cancelled`. `None` when the client
     /// cancelled the call itself: neither happens then.
-    fn failed(&self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
+    fn failed(&mut self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
         let request = self.call.request();
-        let made = self.cancel.give_up(failure.answer(&request), cancelled)?;
-        let answer = at_hand(
-            &self.proxy.layer(),
-            self.proxy.invalid_params(),
-            request,
-            Answer::made(made.clone()),
-        )
+        let held = self.held.take();
+        let Some(made) = self.cancel.give_up(failure.answer(&request), cancelled) else {
+            if let Some((sender, held)) = held {
+                held.withdraw(sender);
+            }
+            return None;
+        };
+        let answer = match held {
+            Some((sender, held)) => held.resolve(sender, Answer::made(made.clone())),
+            None => at_hand(
+                &self.proxy.layer(),
+                self.proxy.invalid_params(),
+                request,
+                Answer::made(made.clone()),
+            ),
+        }
         .unwrap_or_else(|| Answer::made(made));
         let mut bytes = answer.into_line().0;
         // A made answer is a line: the body or the event ends it.
@@ -166,7 +224,7 @@ impl Answering {
 
     /// The client's response when the proxy gives the call up for `failure`
     /// ([`Answering::failed`]).
-    fn failed_response(&self, failure: Failure, cancelled: bool) -> Response<ProxyBody> {
+    fn failed_response(&mut self, failure: Failure, cancelled: bool) -> Response<ProxyBody> {
         match self.failed(failure, cancelled) {
             Some(answer) => made_response(answer),
             None => no_answer_response(),
@@ -174,19 +232,36 @@ impl Answering {
     }
 }
 
+/// A success answering the call `id`, as the layer reads a result whose
+/// envelope says it is neither a tool error nor a task handle: the layer
+/// leaves such an answer as it is and records a success, whatever its
+/// content; the content's bytes pass to the client unread.
+fn plain_success(id: &Value) -> Value {
+    let mut answer = serde_json::Map::new();
+    answer.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    answer.insert("id".to_owned(), id.clone());
+    answer.insert("result".to_owned(), Value::Object(serde_json::Map::new()));
+    Value::Object(answer)
+}
+
 /// Sends `request` (holding `call`) upstream and answers the client.
 pub(crate) async fn exchange(
     proxy: &Arc<Proxy>,
     request: Request<ProxyBody>,
-    call: DirectCall,
+    mut call: DirectCall,
 ) -> Response<ProxyBody> {
     let cancel = Cancel::new(proxy, request.headers(), vec![call.id.clone()]);
     let to_client = ToClient::for_call(&call.id, &call.tool, proxy.known_tasks());
-    let answering = Answering {
+    // The span starts as the call is sent.
+    let held = call.traced.take().map(|request| {
+        Held::call(&proxy.layer(), proxy.invalid_params(), request)
+    });
+    let mut answering = Answering {
         proxy: proxy.clone(),
         call,
         to_client,
         cancel,
+        held,
     };
     let drain = proxy.drain().clone();
     let response = tokio::select! {
@@ -236,7 +311,7 @@ where
 
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
-async fn json_answer<B>(response: Response<B>, answering: Answering) -> Response<ProxyBody>
+async fn json_answer<B>(response: Response<B>, mut answering: Answering) -> Response<ProxyBody>
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -664,6 +739,7 @@ mod tests {
             to_client: ToClient::for_call(&call.id, &call.tool, proxy.known_tasks()),
             proxy,
             call,
+            held: None,
         };
         let upstream = Response::new(Upstream(frames.iter().copied().collect()));
         let mut body = events(upstream, answering).await.into_body();

@@ -76,9 +76,7 @@ pub(crate) async fn handle(
             // The client is gone, or sent a broken body: nobody to answer.
             Err(_) => break 'answer status_only(StatusCode::BAD_REQUEST),
         };
-        if !crate::telemetry::spans_exported()
-            && let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools())
-        {
+        if let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools()) {
             proxy
                 .seen_calls()
                 .remember_call(&parts.headers, call.id(), call.tool());

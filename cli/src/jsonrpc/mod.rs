@@ -1,5 +1,6 @@
 //! What every mode reads and writes of a JSON-RPC message: `at_hand` (the
-//! layer over an answer already at hand), `envelope` (what
+//! layer over an answer already at hand), `held` (the layer's future held
+//! with a request whose span is exported, resolved where its answer is read), `envelope` (what
 //! is read of a line or a body before the layer sees it), `message` (an
 //! answer, its bytes and its value), `layer_request` (the request handed to
 //! the layer), `splice` (a changed answer written as the server's bytes),
@@ -8,6 +9,7 @@
 
 pub(crate) mod at_hand;
 pub(crate) mod envelope;
+pub(crate) mod held;
 pub(crate) mod invalid_params;
 pub(crate) mod layer_request;
 pub(crate) mod message;

@@ -14,7 +14,7 @@ use crate::jsonrpc::message::{Answer, IdKey, id_key};
 use crate::stdio::exit_status::exited_answer;
 use crate::stdio::given_up::GivenUp;
 use crate::stdio::id_in_use;
-use crate::stdio::stack::Held;
+use crate::jsonrpc::held::Held;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]

@@ -25,11 +25,10 @@
 //! thread reading the child resolves it with the answer and writes it, as it
 //! writes an answer at hand, and the runtime is never woken for it.
 
-use std::future::{Future, poll_fn};
-use std::pin::{Pin, pin};
+use std::future::poll_fn;
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
@@ -38,10 +37,11 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::jsonrpc::at_hand::{at_hand, resolved};
+use crate::jsonrpc::held::Held;
 use crate::jsonrpc::envelope::Fields;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
-use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
+use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer};
 use crate::jsonrpc::nested;
 use crate::options::{Options, TimedTools};
 use crate::stdio::child::{Awaited, Child};
@@ -165,32 +165,22 @@ impl Stack {
     /// answer, in that thread ([`Stack::resolve_held`]): no task, no wake-up
     /// of the runtime. The span and the duration start here.
     fn held(&self, request: &LayerRequest) -> Awaiting {
-        let (sender, receiver) = oneshot::channel();
-        let child_answer = ChildAnswer::default();
-        let mut service = self.layer.layer(WithChildAnswer::new(
-            self.invalid_params.over(Received(Some(receiver))),
-            child_answer.clone(),
-        ));
-        let future: HeldFuture = match resolved(poll_fn(|cx| service.poll_ready(cx))) {
-            Ok(()) => Box::pin(service.call(request.clone().into_value())),
-            Err(withdrawn) => Box::pin(std::future::ready(Err(withdrawn))),
-        };
+        let (sender, held) = Held::call(
+            &self.layer,
+            &self.invalid_params,
+            request.clone().into_value(),
+        );
         Awaiting {
             answer: sender,
             settled: Arc::default(),
-            held: Some(Held {
-                future,
-                child_answer,
-            }),
+            held: Some(held),
         }
     }
 
     /// Writes `answer` through the layer's `held` future, which `sender`
     /// feeds.
     fn resolve_held(&self, sender: oneshot::Sender<Answer>, held: Held, answer: Answer) {
-        let _ = sender.send(answer);
-        let value = resolved(held.future).ok().flatten();
-        if let Some(answer) = message::answered(value, &held.child_answer) {
+        if let Some(answer) = held.resolve(sender, answer) {
             self.output.write_answer(answer);
         }
     }
@@ -347,41 +337,6 @@ impl Stack {
     /// Waits until every answer the layer's futures make is written.
     pub(crate) async fn all_answered(&self) {
         self.answering.none_left().await;
-    }
-}
-
-/// The layer's future for one request, held until its answer comes.
-pub(crate) type HeldFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
-
-/// A layer's future held with its request ([`Awaiting::held`]), and where the
-/// child's answer is kept aside while the layer reads it.
-pub(crate) struct Held {
-    future: HeldFuture,
-    child_answer: ChildAnswer,
-}
-
-impl std::fmt::Debug for Held {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Held").finish_non_exhaustive()
-    }
-}
-
-/// The innermost service of a held future: the answer, when it is sent.
-#[derive(Debug)]
-struct Received(Option<oneshot::Receiver<Answer>>);
-
-impl Service<Value> for Received {
-    type Response = Answer;
-    type Error = Withdrawn;
-    type Future = Pin<Box<dyn Future<Output = Result<Answer, Withdrawn>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _request: Value) -> Self::Future {
-        let receiver = self.0.take().expect("one call per request");
-        Box::pin(async move { receiver.await.map_err(|_| Withdrawn) })
     }
 }
 

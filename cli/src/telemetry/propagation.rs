@@ -1,7 +1,7 @@
 //! The client's trace, in the HTTP mode: with spans exported, every request
-//! goes through the layer (none takes the direct path, whose successes the
-//! layer never sees), and the W3C trace context of the HTTP request's headers
-//! is the one the layer continues for a request whose `params._meta` carries
+//! goes through the layer (a direct call's future is held from its sending to
+//! its answer), and the W3C trace context of the HTTP request's headers is
+//! the one the layer continues for a request whose `params._meta` carries
 //! none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +17,7 @@ pub(super) fn set_spans_exported() {
 }
 
 /// Whether request spans are exported: then every request of the HTTP mode
-/// goes through the layer when it is sent.
+/// goes through the layer when it is sent, a direct call's included.
 pub(crate) fn spans_exported() -> bool {
     SPANS_EXPORTED.load(Ordering::Relaxed)
 }

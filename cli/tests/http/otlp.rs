@@ -1,5 +1,6 @@
 //! OTLP export in the HTTP mode, to a receiver in the test: the spans of a
-//! success (the direct path's included), a tool error, a 5xx and an
+//! success (the direct path's included, its span from the call's sending to
+//! its answer on an event stream), a tool error, a 5xx and an
 //! unreachable upstream (the proxy's own answers, each with its `error.type`),
 //! with `network.transport` `tcp`; the client's trace continued from
 //! `params._meta` and from the `traceparent` header; flushed at the drain's
@@ -13,7 +14,16 @@ use hyper::StatusCode;
 use opentelemetry_proto::tonic::trace::v1::{Span, status};
 use otlp_receiver::{Receiver, string};
 
-use crate::support::{Proxy, Reply, Upstream, error_result, json, refused_port, tool_call};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::support::{
+    Events, Proxy, Reply, Upstream, error_result, event_data, json, refused_port, tool_call,
+};
+
+/// How long the `slow` tool takes to answer.
+const SLOW: Duration = Duration::from_millis(300);
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_ID: &str = "00f067aa0ba902b7";
@@ -41,6 +51,18 @@ async fn upstream() -> Upstream {
         let id = request.json()["id"].as_u64().unwrap_or_default();
         match request.json()["params"]["name"].as_str() {
             Some("fail") => Reply::json(&error_result(id, "disk full")),
+            Some("slow") => {
+                // An event stream that answers after `SLOW`.
+                let (events, stream) = mpsc::unbounded_channel();
+                tokio::spawn(async move {
+                    tokio::time::sleep(SLOW).await;
+                    let answer = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"late"}}]}}}}"#
+                    );
+                    let _ = events.send(Ok(format!("data: {answer}\n\n").into_bytes()));
+                });
+                Reply::Events(stream)
+            }
             Some("down") => Reply::Whole(
                 StatusCode::BAD_GATEWAY,
                 vec![("content-type", "text/html".to_owned())],
@@ -79,6 +101,9 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
     .await;
     let answer = json(proxy.post(&tool_call(3, "fail"), &[]).await).await;
     assert_eq!(answer["result"]["isError"], true);
+    let mut slow = Events::new(proxy.post(&tool_call(6, "slow"), &[]).await);
+    let answer = event_data(&slow.next().await.expect("the answer"));
+    assert_eq!(answer["result"]["content"][0]["text"], "late");
     let answer = json(proxy.post(&tool_call(5, "down"), &[]).await).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert_eq!(answer.as_object().unwrap().len(), 3, "no mark: {answer}");
@@ -121,6 +146,16 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
         string(&down[0].attributes, "error.type").as_deref(),
         Some("upstream_5xx")
     );
+    // A direct call's span starts as it is sent, not when its answer is read.
+    let slow = spans_named(&spans, "tools/call slow");
+    assert_eq!(slow.len(), 1, "{spans:?}");
+    let lasted = slow[0].end_time_unix_nano - slow[0].start_time_unix_nano;
+    assert!(
+        u128::from(lasted) >= SLOW.as_nanos(),
+        "{lasted} ns: {:?}",
+        slow[0]
+    );
+    assert!(!is_error(slow[0]));
     let fail = spans_named(&spans, "tools/call fail");
     assert_eq!(fail.len(), 1, "{spans:?}");
     assert_eq!(
@@ -138,5 +173,5 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
         .iter()
         .map(|(_, count)| count)
         .sum();
-    assert_eq!(points, 5);
+    assert_eq!(points, 6);
 }

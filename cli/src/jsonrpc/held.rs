@@ -1,0 +1,101 @@
+//! The layer's future for a request whose span is exported and to which no
+//! timeout applies: made when the request is sent, so that its span and
+//! duration start then, and resolved where its answer is read, in that
+//! thread or task, so that no task of its own polls it and the runtime is
+//! never woken for it. The stdio mode holds one with each such request
+//! (`crate::stdio::stack`), the HTTP mode with each such direct call
+//! (`crate::http::direct_call`).
+
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use mcp_tool_errors::ToolErrorLayer;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::jsonrpc::at_hand::resolved;
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
+
+/// The layer's future for one request, held until its answer comes.
+type HeldFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
+
+/// A layer's future held with its request, and where the server's answer is
+/// kept aside while the layer reads it.
+pub(crate) struct Held {
+    future: HeldFuture,
+    child_answer: ChildAnswer,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Held").finish_non_exhaustive()
+    }
+}
+
+impl Held {
+    /// Calls `layer` over the `-32602` conversion for `request` (what the
+    /// layer reads of it): the span and the duration start here. The answer
+    /// is to be sent through the sender returned, then [`Held::resolve`]d.
+    pub(crate) fn call(
+        layer: &ToolErrorLayer,
+        invalid_params: &InvalidParamsAsToolErrors<()>,
+        request: Value,
+    ) -> (oneshot::Sender<Answer>, Self) {
+        let (sender, receiver) = oneshot::channel();
+        let child_answer = ChildAnswer::default();
+        let mut service = layer.layer(WithChildAnswer::new(
+            invalid_params.over(Received(Some(receiver))),
+            child_answer.clone(),
+        ));
+        let future: HeldFuture = match resolved(poll_fn(|cx| service.poll_ready(cx))) {
+            Ok(()) => Box::pin(service.call(request)),
+            Err(withdrawn) => Box::pin(std::future::ready(Err(withdrawn))),
+        };
+        (
+            sender,
+            Self {
+                future,
+                child_answer,
+            },
+        )
+    }
+
+    /// `answer`, sent through `sender`, through the layer: the answer to
+    /// write, its bytes kept when nothing changed it; `None` when there is
+    /// nothing to write.
+    pub(crate) fn resolve(self, sender: oneshot::Sender<Answer>, answer: Answer) -> Option<Answer> {
+        let _ = sender.send(answer);
+        let value = resolved(self.future).ok().flatten();
+        message::answered(value, &self.child_answer)
+    }
+
+    /// Ends the request without an answer (the client cancelled it, so that
+    /// nothing is written): the layer sees its service withdraw the request.
+    pub(crate) fn withdraw(self, sender: oneshot::Sender<Answer>) {
+        drop(sender);
+        let _ = resolved(self.future);
+    }
+}
+
+/// The innermost service of a held future: the answer, when it is sent.
+#[derive(Debug)]
+struct Received(Option<oneshot::Receiver<Answer>>);
+
+impl Service<Value> for Received {
+    type Response = Answer;
+    type Error = Withdrawn;
+    type Future = Pin<Box<dyn Future<Output = Result<Answer, Withdrawn>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Withdrawn>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: Value) -> Self::Future {
+        let receiver = self.0.take().expect("one call per request");
+        Box::pin(async move { receiver.await.map_err(|_| Withdrawn) })
+    }
+}
