@@ -61,6 +61,17 @@ fn subscriber(log_format: LogFormat, tracer: Option<Tracer>) -> Dispatch {
             logged.with(
                 tracing_opentelemetry::layer()
                     .with_tracer(tracer)
+                    // The library's attributes alone: the source lines of
+                    // the library, the relay's worker threads, the busy and
+                    // idle time of each poll tell an operator nothing, and
+                    // cost every request time and allocations. No context
+                    // is activated at each poll either: nothing in the
+                    // command opens spans of its own under the request's.
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_tracked_inactivity(false)
+                    .with_context_activation(false)
                     .with_filter(LevelFilter::INFO),
             ),
         ),
