@@ -167,6 +167,19 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
             string(&span.attributes, "network.transport").as_deref(),
             Some("tcp")
         );
+        // The library's attributes alone: nothing of where or on which
+        // thread the span was made, nor of its polls.
+        let others: Vec<&str> = span
+            .attributes
+            .iter()
+            .map(|attribute| attribute.key.as_str())
+            .filter(|key| {
+                key.starts_with("code.")
+                    || key.starts_with("thread.")
+                    || ["target", "busy_ns", "idle_ns"].contains(key)
+            })
+            .collect();
+        assert!(others.is_empty(), "{others:?} in {span:?}");
     }
     let points: u64 = receiver
         .histogram_counts("mcp.server.operation.duration", "error.type")
