@@ -92,13 +92,7 @@ impl DirectCall {
         }
         let id = fields.id?;
         let traced = crate::telemetry::spans_exported().then(|| {
-            let mut request = LayerRequest::Single {
-                id: id.clone(),
-                method: Method::ToolsCall,
-                name: Some(tool.as_ref().into()),
-            }
-            .traced(bytes)
-            .into_value();
+            let mut request = read_by_layer(&id, &tool).traced(bytes).into_value();
             crate::telemetry::header_trace_context(headers, &mut request);
             request
         });
@@ -119,12 +113,16 @@ impl DirectCall {
 
     /// The call as the layer reads it (id, method, tool).
     fn request(&self) -> Value {
-        LayerRequest::Single {
-            id: self.id.clone(),
-            method: Method::ToolsCall,
-            name: Some(self.tool.clone()),
-        }
-        .into_value()
+        read_by_layer(&self.id, &self.tool).into_value()
+    }
+}
+
+/// What the layer reads of the call of `tool` with `id`.
+fn read_by_layer(id: &Value, tool: &str) -> LayerRequest {
+    LayerRequest::Single {
+        id: id.clone(),
+        method: Method::ToolsCall,
+        name: Some(tool.into()),
     }
 }
 
