@@ -51,8 +51,8 @@ use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
 use crate::jsonrpc::at_hand::at_hand;
-use crate::jsonrpc::held::Held;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
+use crate::jsonrpc::held::Held;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::Answer;
 use crate::options::TimedTools;
@@ -251,9 +251,10 @@ pub(crate) async fn exchange(
     let cancel = Cancel::new(proxy, request.headers(), vec![call.id.clone()]);
     let to_client = ToClient::for_call(&call.id, &call.tool, proxy.known_tasks());
     // The span starts as the call is sent.
-    let held = call.traced.take().map(|request| {
-        Held::call(&proxy.layer(), proxy.invalid_params(), request)
-    });
+    let held = call
+        .traced
+        .take()
+        .map(|request| Held::call(&proxy.layer(), proxy.invalid_params(), request));
     let mut answering = Answering {
         proxy: proxy.clone(),
         call,

@@ -9,12 +9,12 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use crate::jsonrpc::held::Held;
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::{Answer, IdKey, id_key};
 use crate::stdio::exit_status::exited_answer;
 use crate::stdio::given_up::GivenUp;
 use crate::stdio::id_in_use;
-use crate::jsonrpc::held::Held;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]

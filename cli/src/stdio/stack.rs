@@ -37,8 +37,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::jsonrpc::at_hand::{at_hand, resolved};
-use crate::jsonrpc::held::Held;
 use crate::jsonrpc::envelope::Fields;
+use crate::jsonrpc::held::Held;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer};
