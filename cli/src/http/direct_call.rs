@@ -15,9 +15,12 @@
 //!
 //! When spans are exported, the layer's future is made as the call is sent
 //! ([`Held`]), with the trace context of the call's `params._meta` or of its
-//! `traceparent` header, and resolved with whatever answer comes, read
-//! whole: the span covers the call, and records how it ended. The answer's
-//! bytes still pass as the upstream's when the layer changes nothing.
+//! `traceparent` header, and resolved with whatever answer comes: the span
+//! covers the call, and records how it ended. A plain success (neither a tool
+//! error nor a task handle, by its envelope) is read as what the envelope
+//! says and passes as the upstream's bytes; any other answer is read whole.
+//! A response that holds no answer (a 4xx, an encoding the proxy does not
+//! decode) passes as it is and ends the span unrecorded, as in an exchange.
 //!
 //! An event stream is rewritten as a body that hyper polls itself: each event
 //! passes when the upstream's bytes bring it, nothing between them but this
@@ -164,7 +167,7 @@ impl Answering {
             };
             if !may_change {
                 // Passed as the upstream's bytes: the layer leaves it alone.
-                held.resolve(sender, Answer::made(value));
+                let _recorded = held.resolve(sender, Answer::made(value));
                 return None;
             }
             held.resolve(sender, Answer::from_child(data.to_vec(), value))?
