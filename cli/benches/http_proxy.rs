@@ -16,12 +16,10 @@
 //! The load generator is this bench: a hyper client, one keep-alive connection
 //! (and, for U1, one MCP session) per call in flight.
 //!
-//! - latency: one call at a time, in blocks of 100 rotating between the routes,
-//!   every other turn in reverse order; a route's added latency is its p50
-//!   (p99) minus the direct route's;
+//! - latency: one call at a time, in blocks of 100 rotating between the routes;
+//!   a route's added latency is its p50 (p99) minus the direct route's;
 //! - throughput: a fixed number of calls with 32 (and 64) in flight, each route
-//!   in turn (every other round in reverse order), three rounds; the median of
-//!   the rounds.
+//!   in turn, three rounds; the median of the rounds.
 //!
 //! Targets (issue "Streamable HTTP", Cost): the command's added p50 at most 1.5
 //! times nginx's, its throughput at least 0.9 times nginx's (U1); its throughput
@@ -190,9 +188,7 @@ async fn open(route: &Route, workload: Workload) -> Connection {
 type Latencies = Vec<Vec<(Call, Vec<Duration>)>>;
 
 /// `calls` calls per route, one at a time, in blocks rotating
-/// between the routes, so that all see the same load; every other turn in
-/// reverse order, so that no route always follows the same one (the route
-/// measured first in a fixed order came out up to 6 µs slower at p50).
+/// between the routes, so that all see the same load.
 async fn latency(routes: &[Route], workload: Workload, calls: usize) -> Latencies {
     let mut connections = Vec::new();
     for route in routes {
@@ -207,8 +203,7 @@ async fn latency(routes: &[Route], workload: Workload, calls: usize) -> Latencie
         .collect();
     let mut id = 0;
     while id < calls {
-        for route in turn_order(routes.len(), id / BLOCK) {
-            let (connection, samples) = (&mut connections[route], &mut samples[route]);
+        for (connection, samples) in connections.iter_mut().zip(&mut samples) {
             for offset in 1..=BLOCK {
                 let call = workload.call_for(id + offset);
                 let elapsed = connection.call(id + offset, call).await;
@@ -226,18 +221,8 @@ async fn latency(routes: &[Route], workload: Workload, calls: usize) -> Latencie
     samples
 }
 
-/// The order of the routes in turn `turn`: as listed, or reversed every
-/// other turn.
-fn turn_order(routes: usize, turn: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..routes).collect();
-    if turn % 2 == 1 {
-        order.reverse();
-    }
-    order
-}
-
-/// Calls per second with `in_flight` connections, each route in turn (in
-/// [`turn_order`]), for [`ROUNDS`] rounds: the rates, by route.
+/// Calls per second with `in_flight` connections, each route in turn, for
+/// [`ROUNDS`] rounds: the rates, by route.
 async fn throughput(
     routes: &[Route],
     workload: Workload,
@@ -245,10 +230,9 @@ async fn throughput(
     calls: usize,
 ) -> Vec<Vec<f64>> {
     let mut rates = vec![Vec::new(); routes.len()];
-    for round in 0..ROUNDS {
-        for route in turn_order(routes.len(), round) {
-            let rate = calls_per_second(&routes[route], workload, in_flight, calls).await;
-            rates[route].push(rate);
+    for _ in 0..ROUNDS {
+        for (route, rates) in routes.iter().zip(&mut rates) {
+            rates.push(calls_per_second(route, workload, in_flight, calls).await);
         }
     }
     rates
