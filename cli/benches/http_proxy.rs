@@ -28,7 +28,12 @@
 //! Run with `cargo bench -p mcp-tool-errors-cli --bench http_proxy` (a few
 //! minutes; not part of the test run; `-- u1` or `-- u2` for one upstream).
 //! `HTTP_PROXY_BENCH_BASELINE=PATH` adds a column for another build of the
-//! command, in front of U1, to compare two builds under the same load. Without nginx (`/usr/sbin/nginx`, or
+//! command, in front of U1, to compare two builds under the same load. The
+//! command's own column runs the binary cargo builds for the bench, with the
+//! dev-dependencies' features unified in (tokio's `test-util` among them),
+//! which is slower than a `cargo build --release` binary by a few µs: to
+//! compare release builds, copy one over `target/release/mcp-tool-errors`
+//! once the bench is built, name the other, then swap them. Without nginx (`/usr/sbin/nginx`, or
 //! `nginx` on `PATH`) its column is skipped. Figures go in docs/performance.md.
 
 use std::net::SocketAddr;
