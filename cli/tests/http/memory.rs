@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::client_limits::{answering_upstream, call_answered, start};
-use crate::support::{bounded, post_to, tool_call};
+use crate::support::{ListeningProcess, Upstream, bounded, post_to, tool_call};
 
 /// The resident set of process `pid`, in kB.
 fn resident_kb(pid: u32) -> u64 {
@@ -51,14 +51,21 @@ async fn half_heads(address: SocketAddr, count: usize) -> Vec<TcpStream> {
     streams
 }
 
-#[tokio::test]
-async fn memory_of_a_burst_of_connections_is_given_back_once_they_close() {
+/// A proxy in front of an answering upstream, having served one call, and
+/// its resident set then, in kB.
+async fn idle_proxy() -> (Upstream, ListeningProcess, u64) {
     let upstream = answering_upstream().await;
     let proxy = start(&upstream.url(), &[], None).await;
-    let pid = proxy.pid();
     call_answered(proxy.address).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let idle = resident_kb(pid);
+    let idle = resident_kb(proxy.pid());
+    (upstream, proxy, idle)
+}
+
+#[tokio::test]
+async fn memory_of_a_burst_of_connections_is_given_back_once_they_close() {
+    let (_upstream, proxy, idle) = idle_proxy().await;
+    let pid = proxy.pid();
 
     let burst = half_heads(proxy.address, 2_000).await;
     // Every connection's head read into its buffer.
@@ -93,12 +100,8 @@ async fn memory_of_a_burst_of_connections_is_given_back_once_they_close() {
 #[tokio::test]
 #[ignore = "2,000 calls at once, up to 35 s: waits for the upstream pool's idle timeout"]
 async fn memory_of_a_burst_of_calls_is_given_back_within_60_s() {
-    let upstream = answering_upstream().await;
-    let proxy = start(&upstream.url(), &[], None).await;
+    let (_upstream, proxy, idle) = idle_proxy().await;
     let pid = proxy.pid();
-    call_answered(proxy.address).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let idle = resident_kb(pid);
 
     let address = proxy.address;
     let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
