@@ -52,14 +52,17 @@ async fn upstream() -> Upstream {
         match request.json()["params"]["name"].as_str() {
             Some("fail") => Reply::json(&error_result(id, "disk full")),
             Some("slow") => {
-                // An event stream that answers after `SLOW`.
+                // An event stream that answers after `SLOW`, as rmcp's
+                // server writes one: a priming event at once, then the
+                // answer with its event id.
                 let (events, stream) = mpsc::unbounded_channel();
+                let _ = events.send(Ok(b"data: \nid: 0/0\nretry: 3000\n\n".to_vec()));
                 tokio::spawn(async move {
                     tokio::time::sleep(SLOW).await;
                     let answer = format!(
                         r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"late"}}]}}}}"#
                     );
-                    let _ = events.send(Ok(format!("data: {answer}\n\n").into_bytes()));
+                    let _ = events.send(Ok(format!("data: {answer}\nid: 1/0\n\n").into_bytes()));
                 });
                 Reply::Events(stream)
             }
@@ -102,6 +105,7 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
     let answer = json(proxy.post(&tool_call(3, "fail"), &[]).await).await;
     assert_eq!(answer["result"]["isError"], true);
     let mut slow = Events::new(proxy.post(&tool_call(6, "slow"), &[]).await);
+    let _priming = slow.next().await.expect("the priming event");
     let answer = event_data(&slow.next().await.expect("the answer"));
     assert_eq!(answer["result"]["content"][0]["text"], "late");
     let answer = json(proxy.post(&tool_call(5, "down"), &[]).await).await;
