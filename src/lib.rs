@@ -231,6 +231,7 @@ mod builder;
 mod config;
 pub mod future;
 mod json;
+mod json_rpc_id;
 mod layer;
 mod matching;
 mod message;
@@ -251,6 +252,7 @@ mod tower_mcp;
 mod unanswered;
 
 pub use builder::ServiceBuilderExt;
+pub use json_rpc_id::JsonRpcId;
 pub use layer::ToolErrorLayer;
 pub use message::{McpRequest, McpResponse};
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};

@@ -8,6 +8,7 @@ mod support;
 mod batches;
 mod cap;
 mod golden;
+mod ids;
 mod layer;
 mod leaks;
 mod panics;

@@ -1,0 +1,87 @@
+//! [`JsonRpcId`]: a JSON-RPC request id as a key, compared as the layer
+//! compares the id of an answer with the id of its request.
+//!
+//! A proxy that matches a server's answers to its clients' requests meets
+//! ids written back in another spelling: the JavaScript and Python SDKs parse
+//! a request's id as a number and write `9` for a request sent as `9.0`, and
+//! `100` for `1e2`. JSON-RPC compares ids as values, so those are one id; a
+//! map keyed by the id's JSON text, or by [`serde_json::Value`]'s equality
+//! (`9` is not `9.0` there), loses the answer. `JsonRpcId` is the layer's own
+//! rule made a key: hash it, put it in a `HashMap`, compare it.
+//!
+//! ```
+//! use mcp_tool_errors::JsonRpcId;
+//! use serde_json::json;
+//!
+//! let sent = JsonRpcId::new(&json!(9.0));
+//! assert_eq!(sent, JsonRpcId::new(&json!(9)));
+//! assert_eq!(JsonRpcId::new(&json!(-0.0)), JsonRpcId::new(&json!(0)));
+//! assert_ne!(sent, JsonRpcId::new(&json!("9")), "a number is never a string");
+//! assert_eq!(sent.to_string(), "9.0", "shown as it was written");
+//! ```
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use serde_json::Value;
+
+use crate::model::request_id::RequestId;
+
+/// A JSON-RPC request id, equal to another exactly when JSON-RPC takes them
+/// for the same id: numbers by their value (`9`, `9.0` and `9e0` are one id,
+/// and so are `-0` and `0`), strings as strings (`1` is not `"1"`), `null` as
+/// itself. A value that is not a valid id (an object, an array, a boolean) is
+/// kept and compared as JSON, so that an answer can still echo it.
+///
+/// The rule is the layer's: an answer the layer matches to its request is
+/// matched by this key too, and no other.
+#[derive(Clone)]
+pub struct JsonRpcId(RequestId);
+
+impl JsonRpcId {
+    /// The id `value` as a key.
+    pub fn new(value: &Value) -> Self {
+        Self(RequestId::from_value(value))
+    }
+
+    /// The id as JSON, as it was written (`9.0` stays `9.0`).
+    pub fn to_value(&self) -> Value {
+        self.0.to_value()
+    }
+}
+
+impl From<&Value> for JsonRpcId {
+    fn from(value: &Value) -> Self {
+        Self::new(value)
+    }
+}
+
+impl PartialEq for JsonRpcId {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key() == other.0.key()
+    }
+}
+
+impl Eq for JsonRpcId {}
+
+impl Hash for JsonRpcId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.key().hash(state);
+    }
+}
+
+/// The id's JSON text, as it was written (`7`, `"abc"`).
+impl fmt::Display for JsonRpcId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            RequestId::Number(number) => write!(f, "{number}"),
+            other => write!(f, "{}", other.to_value()),
+        }
+    }
+}
+
+impl fmt::Debug for JsonRpcId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
