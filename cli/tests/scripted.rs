@@ -101,6 +101,48 @@ async fn redact_secrets_and_max_error_bytes_reach_the_layer() {
     assert!(text.contains("[truncated"), "{text}");
 }
 
+/// A call sent with the id `9.0` and answered with `9`, as the JavaScript and
+/// Python SDKs write a number back: the same call, its error rewrapped and
+/// redacted, and answered once (not again at its timeout).
+#[tokio::test]
+async fn an_answer_with_another_spelling_of_the_calls_id_is_its_answer_once() {
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let error = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"boom: token {secret}"}}],"isError":true}}}}"#
+    );
+    let ping = r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#;
+    let server =
+        Server::scripted(json!({"on": {"tools/call fail": [send(&error)], "ping": [send(ping)]}}));
+    let call = r#"{"jsonrpc":"2.0","id":9.0,"method":"tools/call","params":{"name":"fail","arguments":{}}}"#;
+    for options in [
+        &["--redact-secrets"][..],
+        &["--redact-secrets", "--tool-timeout", "300ms"],
+    ] {
+        let mut session = Session::wrapped(options, &server);
+        session.send(call).await;
+        let text = result_text(&session.line().await);
+        assert!(
+            text.starts_with("<error tool=\"fail\">\n"),
+            "{options:?}: {text}"
+        );
+        assert!(
+            !text.contains(secret) && text.contains("[REDACTED]"),
+            "{options:?}: {text}"
+        );
+        // Past the timeout: the next line is the ping's answer, not a second
+        // answer to the call.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let lines = session
+            .exchange(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}))
+            .await;
+        assert_eq!(
+            lines,
+            [r#"{"jsonrpc":"2.0","id":10,"result":{}}"#],
+            "{options:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_tasks_error_result_is_rewrapped_where_it_reaches_the_client() {
     let handle = r#"{"jsonrpc":"2.0","id":$ID,"result":{"task":{"taskId":"t-1","ttl":60000,"status":"working"}}}"#;

@@ -57,7 +57,7 @@ use crate::jsonrpc::at_hand::at_hand;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::held::Held;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
-use crate::jsonrpc::message::Answer;
+use crate::jsonrpc::message::{Answer, answers};
 use crate::options::TimedTools;
 
 /// A `tools/call` the layer need not hold: its id and tool.
@@ -145,7 +145,11 @@ struct Answering {
 impl Answering {
     /// Whether the answer whose envelope is `fields` is this call's.
     fn is_the_answer(&self, fields: &Fields<'_>) -> bool {
-        fields.is_response() && fields.id.as_ref() == Some(&self.call.id)
+        fields.is_response()
+            && fields
+                .id
+                .as_ref()
+                .is_some_and(|id| answers(id, &self.call.id))
     }
 
     /// The bytes of the answer `data` (the upstream's, whose envelope is

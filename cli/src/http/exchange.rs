@@ -68,7 +68,7 @@ use crate::http::{headers, sse, unread};
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::layer_request::Method;
-use crate::jsonrpc::message::{Answer, requests, response_ids};
+use crate::jsonrpc::message::{Answer, answers, requests, response_ids};
 
 /// Sends `request` (whose body is `message`) upstream through the layer, and
 /// returns the client's response.
@@ -728,7 +728,7 @@ enum Found {
 /// What `data` (an event's) is to the requests `ids`.
 fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
     if let Some(id) = untouched.answered(data) {
-        if ids.contains(&id) {
+        if ids.iter().any(|request| answers(&id, request)) {
             return Found::Answer {
                 read_whole: false,
                 layer_reads: Untouched::skeleton(id),
@@ -740,7 +740,10 @@ fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
         return Found::PassedUnread(cloned(unread::answered_ids(data, ids)));
     };
     let answer_ids = response_ids(&message);
-    if answer_ids.iter().any(|id| ids.contains(id)) {
+    if answer_ids
+        .iter()
+        .any(|id| ids.iter().any(|request| answers(id, request)))
+    {
         return Found::Answer {
             read_whole: true,
             layer_reads: message,

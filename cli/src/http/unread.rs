@@ -1,9 +1,8 @@
 //! Answers the proxy passes on without reading them, and the one rule that
 //! follows: a request answered so gets no answer of the proxy's as well.
 //!
-//! The proxy reads an answer strictly: its data UTF-8 and JSON, its id the
-//! request's as written. A client may read more: bytes that are not UTF-8
-//! replaced, `7.0` for the id `7`. An event whose data the proxy could not read
+//! The proxy reads an answer strictly: its data UTF-8 and JSON. A client may
+//! read more: bytes that are not UTF-8 replaced. An event whose data the proxy could not read
 //! as the answer it awaits is looked at once more, as such a client reads it,
 //! before it passes; the requests it answers count as answered, so that the
 //! proxy's own answer ([`Failure`](crate::http::failure::Failure), at the end
@@ -17,7 +16,7 @@ use std::sync::{LazyLock, Mutex};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::jsonrpc::message::response_ids;
+use crate::jsonrpc::message::{answers, response_ids};
 use crate::throttled_log::ThrottledLog;
 
 /// The ids among `awaited` that the message `data` (an event's data, which
@@ -34,24 +33,12 @@ pub(crate) fn answered_ids<'a>(data: &[u8], awaited: &'a [Value]) -> Vec<&'a Val
     awaited_among(&response_ids(&message), awaited)
 }
 
-/// The ids among `awaited` that one of `ids` (those of answers) names, numbers
-/// compared by their value (`7.0` answers `7`).
+/// The ids among `awaited` that one of `ids` (those of answers) answers.
 pub(crate) fn awaited_among<'a>(ids: &[&Value], awaited: &'a [Value]) -> Vec<&'a Value> {
     awaited
         .iter()
-        .filter(|request| ids.iter().any(|answer| same_id(request, answer)))
+        .filter(|request| ids.iter().any(|answer| answers(answer, request)))
         .collect()
-}
-
-/// Whether two ids are the same to a client that compares numbers by value:
-/// a float by its value, two integers exactly.
-fn same_id(request: &Value, answer: &Value) -> bool {
-    match (request, answer) {
-        (Value::Number(request), Value::Number(answer)) if request.is_f64() || answer.is_f64() => {
-            request.as_f64() == answer.as_f64()
-        }
-        _ => request == answer,
-    }
 }
 
 /// Logs, at most once a second, that an answer went to the client as the

@@ -5,7 +5,9 @@
 //! its path, percent-decoded once (as Starlette routes) and compared without
 //! regard to ASCII case (as Express routes), is the endpoint's or lies under
 //! it (as axum's `nest_service` routes, which serves `/mcp/` and `/mcp/x` at
-//! `/mcp`). An endpoint at the origin's root, `/`, is that path alone: every
+//! `/mcp`), after merging runs of `/` and removing dot segments (as a hop in
+//! front of the proxy that normalizes paths forwards `//mcp`, `/./mcp` and
+//! `/x/../mcp` to the endpoint). An endpoint at the origin's root, `/`, is that path alone: every
 //! path lies under it, and the rest of an origin (OAuth metadata, health
 //! checks) is not MCP. Why this rule: docs/http.md, "Which requests are at the
 //! endpoint".
@@ -78,15 +80,15 @@ impl UpstreamUrl {
         if path == self.endpoint {
             return true;
         }
+        let compared = normalized(comparable(path));
         if self.endpoint_compared.is_empty() {
-            return false;
+            return compared == b"/";
         }
-        let mut compared = comparable(path);
-        let starts_alike = self
-            .endpoint_compared
-            .iter()
-            .all(|byte| compared.next() == Some(*byte));
-        starts_alike && matches!(compared.next(), None | Some(b'/'))
+        compared.starts_with(&self.endpoint_compared)
+            && matches!(
+                compared.get(self.endpoint_compared.len()),
+                None | Some(b'/')
+            )
     }
 
     /// The upstream's URL for a request to `path_and_query` at the proxy.
@@ -158,6 +160,37 @@ fn comparable(path: &str) -> impl Iterator<Item = u8> + '_ {
         };
         Some(byte.to_ascii_lowercase())
     })
+}
+
+/// `path` (decoded by [`comparable`]) as a hop that normalizes paths
+/// forwards it (nginx by default, most ingresses): runs of `/` merged into
+/// one, and the dot segments removed (RFC 3986, 5.2.4), so that `//mcp`,
+/// `/./mcp` and `/x/../mcp` are `/mcp`. A `..` at the root stays at the root.
+fn normalized(path: impl Iterator<Item = u8>) -> Vec<u8> {
+    let path: Vec<u8> = path.collect();
+    let mut segments: Vec<&[u8]> = Vec::new();
+    let mut ends_in_a_directory = false;
+    for segment in path
+        .split(|byte| *byte == b'/')
+        .filter(|segment| !segment.is_empty())
+    {
+        ends_in_a_directory = matches!(segment, b"." | b"..");
+        match segment {
+            b"." => {}
+            b".." => drop(segments.pop()),
+            segment => segments.push(segment),
+        }
+    }
+    ends_in_a_directory |= path.last() == Some(&b'/');
+    let mut normalized = Vec::with_capacity(path.len());
+    for segment in &segments {
+        normalized.push(b'/');
+        normalized.extend_from_slice(segment);
+    }
+    if ends_in_a_directory || segments.is_empty() {
+        normalized.push(b'/');
+    }
+    normalized
 }
 
 /// The value of hex digit `digit`, in either case.
@@ -240,6 +273,16 @@ mod tests {
             "/v1/%4DCP",
             "/v1%2fmcp",
             "/%76%31/mcp",
+            // As a hop that normalizes paths forwards them.
+            "/v1//mcp",
+            "//v1/mcp",
+            "/./v1/mcp",
+            "/v1/./mcp",
+            "/x/../v1/mcp",
+            "/../v1/mcp",
+            "/v1/%2e/mcp",
+            "/v1/x/%2E%2E/mcp",
+            "/v1/mcp/.",
         ];
         for path in routed {
             assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
@@ -250,8 +293,10 @@ mod tests {
             "/v1/mcp%2",
             "/v1/mcp;x",
             "/v1/mcp.",
-            "/v1//mcp",
             "/v1/mc%2570",
+            "/v1/mcp/..",
+            "/v1/mcp/../x",
+            "/v1/x/../mcpx",
             "/v1",
             "/",
             "/mcp",
@@ -266,7 +311,8 @@ mod tests {
         // Everything lies under the root: only `/` is it.
         let root = parse_upstream("http://h").unwrap();
         assert!(root.is_endpoint("/"));
-        assert!(!root.is_endpoint("/x") && !root.is_endpoint("//"));
+        assert!(root.is_endpoint("//") && root.is_endpoint("/x/.."));
+        assert!(!root.is_endpoint("/x") && !root.is_endpoint("/x/"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tower_service::Service;
@@ -107,19 +108,11 @@ pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
     }
 }
 
-/// The id of a request as a map key: an integer as it is, anything else as its
-/// JSON text, so `1`, `1.0` and `"1"` are three keys.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum IdKey {
-    Integer(i64),
-    Json(String),
-}
-
-pub(crate) fn id_key(id: &Value) -> IdKey {
-    match id.as_i64() {
-        Some(integer) if id.is_i64() => IdKey::Integer(integer),
-        _ => IdKey::Json(id.to_string()),
-    }
+/// Whether an answer with the id `answer` answers the request with the id
+/// `request`: JSON-RPC's rule, the library's ([`JsonRpcId`]): `9` answers
+/// `9.0`, `-0` answers `0`, a number never answers a string.
+pub(crate) fn answers(answer: &Value, request: &Value) -> bool {
+    JsonRpcId::new(answer) == JsonRpcId::new(request)
 }
 
 /// The requests of a message or batch that expect an answer: their ids, and
@@ -297,12 +290,5 @@ mod tests {
             answered(None, &ChildAnswer::default()).is_none(),
             "nothing to write"
         );
-    }
-
-    #[test]
-    fn string_and_number_ids_are_different_keys() {
-        assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
-        assert_ne!(id_key(&json!(1)), id_key(&json!(1.0)));
-        assert_eq!(id_key(&json!(u64::MAX)), id_key(&json!(u64::MAX)));
     }
 }

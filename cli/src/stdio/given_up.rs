@@ -15,7 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 
-use crate::jsonrpc::message::IdKey;
+use mcp_tool_errors::JsonRpcId;
 
 /// How many given-up ids are remembered at most.
 pub(crate) const REMEMBERED: usize = 4096;
@@ -34,7 +34,7 @@ pub(crate) struct GivenUp {
 
 impl GivenUp {
     /// Remembers `id`, forgetting the oldest when the bound is reached.
-    pub(crate) fn remember(&mut self, id: &IdKey) {
+    pub(crate) fn remember(&mut self, id: &JsonRpcId) {
         let hash = self.hasher.hash_one(id);
         let entry = self.next_entry;
         self.next_entry += 1;
@@ -50,13 +50,13 @@ impl GivenUp {
     }
 
     /// Whether `id` is remembered.
-    pub(crate) fn contains(&self, id: &IdKey) -> bool {
+    pub(crate) fn contains(&self, id: &JsonRpcId) -> bool {
         // Nearly always empty: no hash computed then.
         !self.remembered.is_empty() && self.remembered.contains_key(&self.hasher.hash_one(id))
     }
 
     /// Forgets `id`; returns whether it was remembered.
-    pub(crate) fn forget(&mut self, id: &IdKey) -> bool {
+    pub(crate) fn forget(&mut self, id: &JsonRpcId) -> bool {
         !self.remembered.is_empty() && self.remembered.remove(&self.hasher.hash_one(id)).is_some()
     }
 
@@ -69,32 +69,38 @@ impl GivenUp {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn id(value: serde_json::Value) -> JsonRpcId {
+        JsonRpcId::new(&value)
+    }
 
     #[test]
     fn an_id_is_remembered_until_forgotten_or_pushed_out_by_newer_ones() {
         let mut given_up = GivenUp::default();
-        let first = IdKey::Integer(0);
+        let first = id(json!(0));
         given_up.remember(&first);
         assert!(given_up.contains(&first));
-        for id in 1..REMEMBERED as i64 {
-            given_up.remember(&IdKey::Integer(id));
+        for n in 1..REMEMBERED {
+            given_up.remember(&id(json!(n)));
         }
         assert!(given_up.contains(&first));
-        given_up.remember(&IdKey::Integer(REMEMBERED as i64));
+        given_up.remember(&id(json!(REMEMBERED)));
         assert!(!given_up.contains(&first));
-        assert!(given_up.forget(&IdKey::Integer(1)));
-        assert!(!given_up.forget(&IdKey::Integer(1)));
+        assert!(given_up.forget(&id(json!(1))));
+        assert!(!given_up.forget(&id(json!(1))));
     }
 
     #[test]
     fn an_id_given_up_again_is_not_pushed_out_by_its_older_entry() {
         let mut given_up = GivenUp::default();
-        let again = IdKey::Json("\"again\"".to_owned());
+        let again = id(json!("again"));
         given_up.remember(&again);
         given_up.remember(&again);
-        for id in 0..REMEMBERED as i64 - 1 {
-            given_up.remember(&IdKey::Integer(id));
+        for n in 0..REMEMBERED - 1 {
+            given_up.remember(&id(json!(n)));
         }
         assert!(given_up.contains(&again));
     }

@@ -11,7 +11,9 @@ use tokio::sync::oneshot;
 
 use crate::jsonrpc::held::Held;
 use crate::jsonrpc::layer_request::LayerRequest;
-use crate::jsonrpc::message::{Answer, IdKey, id_key};
+use mcp_tool_errors::JsonRpcId;
+
+use crate::jsonrpc::message::Answer;
 use crate::stdio::exit_status::exited_answer;
 use crate::stdio::given_up::GivenUp;
 use crate::stdio::id_in_use;
@@ -74,7 +76,7 @@ impl Hasher for TicketHasher {
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
     waiting: HashMap<Ticket, Waiting, BuildHasherDefault<TicketHasher>>,
-    by_id: HashMap<IdKey, Ticket>,
+    by_id: HashMap<JsonRpcId, Ticket>,
     /// Ids given up (timed out, or cancelled by the client): the child's late
     /// answers to them are dropped.
     given_up: GivenUp,
@@ -98,7 +100,11 @@ impl InFlight {
     /// and after the child is gone answers it at once instead. The refusal is
     /// boxed: it is rare, and the common result stays small.
     pub(crate) fn register(&mut self, waiting: Waiting) -> Result<Ticket, Box<Refused>> {
-        let keys: Vec<IdKey> = waiting.requests.iter().map(|(id, _)| id_key(id)).collect();
+        let keys: Vec<JsonRpcId> = waiting
+            .requests
+            .iter()
+            .map(|(id, _)| JsonRpcId::new(id))
+            .collect();
         let refusal = match &self.gone {
             Some(status) => Some(exited_answer(&waiting.requests, waiting.batch, status)),
             None => self
@@ -124,9 +130,9 @@ impl InFlight {
 
     /// If an id of `keys` is in flight already or earlier in the same message,
     /// whether each is; `None` when none is.
-    fn reused(&self, keys: &[IdKey]) -> Option<Vec<bool>> {
+    fn reused(&self, keys: &[JsonRpcId]) -> Option<Vec<bool>> {
         let is_reused =
-            |at: usize, key: &IdKey| self.by_id.contains_key(key) || keys[..at].contains(key);
+            |at: usize, key: &JsonRpcId| self.by_id.contains_key(key) || keys[..at].contains(key);
         let first = keys
             .iter()
             .enumerate()
@@ -143,7 +149,7 @@ impl InFlight {
     pub(crate) fn answered(&mut self, ids: &[&Value]) -> Option<Waiting> {
         let ticket = ids
             .iter()
-            .find_map(|id| self.by_id.get(&id_key(id)).copied())?;
+            .find_map(|id| self.by_id.get(&JsonRpcId::new(id)).copied())?;
         self.take(ticket)
     }
 
@@ -151,7 +157,8 @@ impl InFlight {
     /// stay remembered: the client may still cancel one, which the child, told
     /// already, is not told again.
     pub(crate) fn was_given_up(&self, ids: &[&Value]) -> bool {
-        ids.iter().any(|id| self.given_up.contains(&id_key(id)))
+        ids.iter()
+            .any(|id| self.given_up.contains(&JsonRpcId::new(id)))
     }
 
     /// Gives up a request whose answer is no longer awaited (its timeout
@@ -160,7 +167,7 @@ impl InFlight {
         let waiting = self.take(ticket)?;
         let ids: Vec<Value> = waiting.requests.into_iter().map(|(id, _)| id).collect();
         for id in &ids {
-            self.given_up.remember(&id_key(id));
+            self.given_up.remember(&JsonRpcId::new(id));
         }
         Some(ids)
     }
@@ -172,7 +179,7 @@ impl InFlight {
     ///
     /// A request inside a batch in flight stays: the batch is answered whole.
     pub(crate) fn withdraw(&mut self, id: &Value) -> bool {
-        let key = id_key(id);
+        let key = JsonRpcId::new(id);
         let Some(&ticket) = self.by_id.get(&key) else {
             return !self.given_up.contains(&key);
         };
@@ -209,7 +216,7 @@ impl InFlight {
     fn take(&mut self, ticket: Ticket) -> Option<Waiting> {
         let waiting = self.waiting.remove(&ticket)?;
         for (id, _) in &waiting.requests {
-            let key = id_key(id);
+            let key = JsonRpcId::new(id);
             if self.by_id.get(&key) == Some(&ticket) {
                 self.by_id.remove(&key);
             }

@@ -262,3 +262,43 @@ async fn a_rewritten_answer_event_keeps_every_byte_of_the_upstreams_but_the_text
         format!("id: 1\ndata: {}\n\n", oddly_spelled_rewrapped())
     );
 }
+
+/// A call sent with the id `9.0` and answered with `9`, as the JavaScript and
+/// Python SDKs write a number back: the same call, so its error is rewrapped
+/// and redacted, in a JSON body and in an event stream, on the direct path
+/// and through an exchange (a timeout applies).
+#[tokio::test]
+async fn an_answer_with_another_spelling_of_the_calls_id_is_its_answer_on_every_path() {
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let answer = error_result(9, &format!("boom: token {secret}"));
+    let as_event = format!("event: message\ndata: {answer}\n\n");
+    let call = r#"{"jsonrpc":"2.0","id":9.0,"method":"tools/call","params":{"name":"fail","arguments":{}}}"#;
+    for stream in [false, true] {
+        let (answer, as_event) = (answer.clone(), as_event.clone());
+        let upstream = Upstream::start(move |_| match stream {
+            false => Reply::json(&answer),
+            true => Reply::events(&[&as_event]),
+        })
+        .await;
+        for options in [
+            &["--redact-secrets"][..],
+            &["--redact-secrets", "--tool-timeout", "30s"],
+        ] {
+            let proxy = Proxy::start(&upstream.url(), options).await;
+            let response = proxy.post(call, &[]).await;
+            let answer = match stream {
+                false => json(response).await,
+                true => event_data(&Events::new(response).next().await.expect("an event")),
+            };
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            let what = format!("stream {stream}, options {options:?}: {text}");
+            assert!(text.starts_with("<error tool=\"fail\">\n"), "{what}");
+            assert!(
+                !text.contains(secret) && text.contains("[REDACTED]"),
+                "{what}"
+            );
+        }
+    }
+}
