@@ -8,7 +8,7 @@
 //! (OpenTelemetry's no-op provider) nothing is timed or copied per request.
 //!
 //! Its attribute `gen_ai.tool.name` names only tools the server answered with a
-//! result, at most 1,000 per layer, and `_OTHER` any other (see
+//! success, at most 1,000 per layer, and `_OTHER` any other (see
 //! `tool_names.rs`): a client sends whatever names it likes, and each distinct
 //! value would be a series of its own in a metrics backend.
 
@@ -163,8 +163,8 @@ impl OperationDuration {
     }
 
     /// Records the request's duration, once, with `failure` when it failed.
-    /// `answered`: whether the server answered the request with a result, which
-    /// teaches `tool_names` the name of the tool of a `tools/call`.
+    /// `answered`: whether the server answered the request with a success,
+    /// which teaches `tool_names` the name of the tool of a `tools/call`.
     pub(super) fn finish(
         &mut self,
         failure: Option<&Failure>,

@@ -108,7 +108,7 @@ pub(crate) fn record_outcome(
     }
     duration.finish(
         failure.as_ref(),
-        cause.answered_with_result(outcome),
+        cause.answered_with_success(outcome),
         tool_names,
     );
 }

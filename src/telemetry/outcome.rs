@@ -20,11 +20,12 @@ pub(crate) enum Cause {
 }
 
 impl Cause {
-    /// Whether the server answered the request with a result (`isError` or
-    /// not), as opposed to an error response, the layer's own answer, or one
-    /// the inner service made in the server's place.
-    pub(super) fn answered_with_result(self, outcome: Outcome) -> bool {
-        self == Cause::Service && matches!(outcome, Outcome::Success | Outcome::ToolError)
+    /// Whether the server answered the request with a success: not an
+    /// `isError` result (the official Python SDK answers a tool it does not
+    /// know with one), an error response, the layer's own answer, or one the
+    /// inner service made in the server's place.
+    pub(super) fn answered_with_success(self, outcome: Outcome) -> bool {
+        self == Cause::Service && matches!(outcome, Outcome::Success)
     }
 }
 

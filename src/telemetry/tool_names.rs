@@ -3,9 +3,11 @@
 //! number of values whatever the clients send.
 //!
 //! A tool name is learned when the server answers a `tools/call` of it with a
-//! result (`isError` or not): a JSON-RPC error (an unknown tool, say), a panic
-//! or a timeout teaches nothing, since the name may be anything a client made
-//! up. At most [`MAX_TOOL_NAMES`] are learned; the metric records any other
+//! success: an `isError` result, a JSON-RPC error, a panic or a timeout teaches
+//! nothing, since the name may be anything a client made up, and servers answer
+//! an unknown tool with an error result (the official Python SDK) as well as
+//! with a JSON-RPC error. Why not the names the server lists:
+//! docs/telemetry.md. At most [`MAX_TOOL_NAMES`] are learned; the metric records any other
 //! name as `_OTHER`. The span is not bounded: it keeps the name as sent.
 //!
 //! The names are the layer value's, shared by its clones and by every service
@@ -31,7 +33,7 @@ const MAX_TOOL_NAMES: usize = 1_000;
 const OTHER: &str = "_OTHER";
 
 /// The tool names the metric records as they are: those of the tools the server
-/// answered with a result, at most [`MAX_TOOL_NAMES`]. Cloning shares them.
+/// answered with a success, at most [`MAX_TOOL_NAMES`]. Cloning shares them.
 #[derive(Clone, Default)]
 pub(crate) struct ToolNames {
     // Only ever grows, to its bound: a name once recorded stays the same
@@ -44,7 +46,7 @@ pub(crate) struct ToolNames {
 impl ToolNames {
     /// The value of `gen_ai.tool.name` for `tool`: the name when it is known,
     /// or learned now because the server `answered` a `tools/call` of it with a
-    /// result and there is room; `_OTHER` otherwise.
+    /// success and there is room; `_OTHER` otherwise.
     pub(super) fn attribute(&self, tool: &str, answered: bool) -> Value {
         {
             let known = self.known.read().unwrap_or_else(PoisonError::into_inner);

@@ -2,7 +2,7 @@
 //! in-memory metric exporter: its name, unit, the conventions' bucket
 //! boundaries and its attributes, for a success, a tool error and an unknown
 //! method; and `gen_ai.tool.name` bounded: only tools the server answered with
-//! a result, at most 1,000 per layer, `_OTHER` for any other.
+//! a success, at most 1,000 per layer, `_OTHER` for any other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
@@ -22,8 +22,10 @@ const BOUNDARIES: [f64; 14] = [
 ];
 
 /// Answers a `tools/call` whose arguments say `hang` never, of `*_unknown`
-/// with -32602 (no such tool), of `*_refuse` with an `isError` result, of any
-/// other tool with a result, and any other method with -32601.
+/// with -32602 (no such tool), of `*_refuse` or with arguments that say
+/// `refuse` with an `isError` result (as the Python SDK answers a tool it does
+/// not know), of any other tool with a success, and any other method with
+/// -32601.
 async fn server(request: Value) -> Result<Value, Infallible> {
     if request["params"]["arguments"]["hang"] == true {
         std::future::pending::<()>().await;
@@ -34,7 +36,8 @@ async fn server(request: Value) -> Result<Value, Infallible> {
             json!({"error": {"code": -32602, "message": format!("Unknown tool: {tool}")}})
         }
         Some("tools/call") => {
-            let refused = tool.ends_with("_refuse");
+            let refused =
+                tool.ends_with("_refuse") || request["params"]["arguments"]["refuse"] == true;
             json!({"result": {"content": [{"type": "text", "text": "sunny"}], "isError": refused}})
         }
         _ => json!({"error": {"code": -32601, "message": "Method not found"}}),
@@ -155,20 +158,29 @@ async fn a_successful_call_is_timed_with_the_tool_and_no_error() {
 
 #[tokio::test]
 async fn a_tool_error_is_timed_with_error_type_tool_error() {
-    let response = send("tools/call", Some("metric_weather_refuse")).await;
+    // Known by its success first: an error result alone names no tool.
+    let (layer, tool, transport) = (ToolErrorLayer::new(), "metric_weather", "metric-tool-error");
+    call_over(&layer, transport, tool).await;
+    let refuse = json!({"refuse": true});
+    let response = send_over(layer, transport, "tools/call", Some(tool), refuse).await;
     assert_eq!(response["result"]["isError"], true);
 
-    let point = one_data_point("gen_ai.tool.name", "metric_weather_refuse");
+    let (_, points) = duration_points("network.transport", transport);
+    let failed: Vec<_> = points
+        .iter()
+        .map(attributes)
+        .filter(|attributes| attributes.contains_key("error.type"))
+        .collect();
     assert_eq!(
-        attributes(&point),
-        expected(&[
+        failed,
+        [expected(&[
             ("mcp.method.name", "tools/call"),
-            ("gen_ai.tool.name", "metric_weather_refuse"),
+            ("gen_ai.tool.name", tool),
             ("gen_ai.operation.name", "execute_tool"),
             ("mcp.protocol.version", "2025-11-25"),
-            ("network.transport", "pipe"),
+            ("network.transport", transport),
             ("error.type", "tool_error"),
-        ])
+        ])]
     );
 }
 
@@ -271,11 +283,29 @@ async fn a_tool_never_answered_with_a_result_is_timed_as_other() {
 #[tokio::test]
 async fn a_tool_is_named_once_known_to_the_layer_and_its_clones_only() {
     let layer = ToolErrorLayer::new();
-    // Unknown to the layer, then answered with a result (an error result
-    // too), then known to every clone of the layer.
+    let refuse = json!({"refuse": true});
+    let learned = Some("metric_learned");
+    // Unknown to the layer, then answered with an error result (which names
+    // nothing: a server may answer a made-up name so), then with a success,
+    // and from then on known to every clone of the layer, failing or not.
     call_over(&layer, "metric-learned", "metric_learned_unknown").await;
-    call_over(&layer, "metric-learned", "metric_learned_refuse").await;
-    call_over(&layer.clone(), "metric-learned", "metric_learned_refuse").await;
+    send_over(
+        layer.clone(),
+        "metric-learned",
+        "tools/call",
+        learned,
+        refuse.clone(),
+    )
+    .await;
+    call_over(&layer, "metric-learned", "metric_learned").await;
+    send_over(
+        layer.clone(),
+        "metric-learned",
+        "tools/call",
+        learned,
+        refuse,
+    )
+    .await;
     // A layer of its own knows nothing of it.
     call_over(
         &ToolErrorLayer::new(),
@@ -286,10 +316,7 @@ async fn a_tool_is_named_once_known_to_the_layer_and_its_clones_only() {
 
     assert_eq!(
         counts_by_tool("metric-learned"),
-        BTreeMap::from([
-            ("_OTHER".to_owned(), 1),
-            ("metric_learned_refuse".to_owned(), 2),
-        ])
+        BTreeMap::from([("_OTHER".to_owned(), 2), ("metric_learned".to_owned(), 2),])
     );
     assert_eq!(
         counts_by_tool("metric-learned-apart"),
@@ -297,14 +324,38 @@ async fn a_tool_is_named_once_known_to_the_layer_and_its_clones_only() {
     );
 }
 
+#[tokio::test]
+async fn made_up_names_answered_with_error_results_leave_room_for_the_real_tools() {
+    let layer = ToolErrorLayer::new();
+    // The worst input: more made-up names than the bound, each answered with
+    // an `isError` result, as the Python SDK answers an unknown tool.
+    for i in 0..MAX_TOOL_NAMES + 5 {
+        call_over(
+            &layer,
+            "metric-made-up",
+            &format!("metric_made_up_{i:04}_refuse"),
+        )
+        .await;
+    }
+    call_over(&layer, "metric-made-up", "metric_real_tool").await;
+
+    assert_eq!(
+        counts_by_tool("metric-made-up"),
+        BTreeMap::from([
+            ("_OTHER".to_owned(), MAX_TOOL_NAMES as u64 + 5),
+            ("metric_real_tool".to_owned(), 1),
+        ])
+    );
+}
+
 /// How many tool names a layer's metric records as they are.
 const MAX_TOOL_NAMES: usize = 1_000;
 
 #[tokio::test]
-async fn past_1000_tool_names_answered_with_a_result_every_new_one_is_other() {
+async fn past_1000_tool_names_answered_with_a_success_every_new_one_is_other() {
     let layer = ToolErrorLayer::new();
     let name = |i: usize| format!("metric_bound_{i:04}");
-    // The worst input: every call a new name, every one answered with a result.
+    // The worst input: every call a new name, every one answered with a success.
     for i in 0..MAX_TOOL_NAMES + 5 {
         call_over(&layer, "metric-bound", &name(i)).await;
     }
