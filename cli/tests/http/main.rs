@@ -10,7 +10,8 @@
 //! (`client_limits`, and the attacks they stop: `attack`), memory given back
 //! after a burst (`memory`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
-//! server (`bridge`), a worker per CPU (`workers`), and servers no one here wrote: one on
+//! server (`bridge`), the same random traffic through the three modes against
+//! the library over JSON (`same_traffic`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), and the bridge in front of three stdio servers through the
 //! official clients (`bridge_servers`), all ignored unless
@@ -46,6 +47,7 @@ mod python;
 mod replicas;
 mod resumed;
 mod rewriting;
+mod same_traffic;
 mod spellings;
 mod stop_twice;
 mod support;
