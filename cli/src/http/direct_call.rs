@@ -1,20 +1,20 @@
 //! One `tools/call` that the layer need not hold while it runs: sent upstream
 //! as the client's bytes, its answer read by its envelope and put through the
 //! layer only when the layer may change it, as the stdio mode sends the
-//! requests no timeout applies to (`crate::jsonrpc::at_hand`).
+//! requests no timeout applies to (`crate::jsonrpc::layer_over_answer`).
 //!
 //! Such a call is one request (not a batch), of a tool no `--tool-timeout`
 //! applies to, naming no task id of the proxy's (nothing to translate before
 //! it goes upstream). Everything else is an [`exchange`](crate::http::exchange),
 //! whose layer future holds the timer. What the layer would do to this call it
-//! does to its answer at hand ([`crate::jsonrpc::at_hand::at_hand`]): a tool error is
+//! does to its answer at hand ([`crate::jsonrpc::layer_over_answer::layer_over_answer`]): a tool error is
 //! rewrapped, a task handle remembered (its id then becomes the client's, as
 //! in every exchange), a `-32602` converted under
 //! `--invalid-params-as-tool-errors`; a plain result passes as the upstream's
 //! bytes, unparsed.
 //!
 //! When spans are exported, the layer's future is made as the call is sent
-//! ([`Held`]), with the trace context of the call's `params._meta` or of its
+//! ([`LayerCall`]), with the trace context of the call's `params._meta` or of its
 //! `traceparent` header, and resolved with whatever answer comes: the span
 //! covers the call, and records how it ended. A plain success (neither a tool
 //! error nor a task handle, by its envelope) is read as what the envelope
@@ -53,9 +53,9 @@ use crate::http::headers::{MediaType, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
 use crate::http::{headers, sse, unread};
-use crate::jsonrpc::at_hand::at_hand;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
-use crate::jsonrpc::held::Held;
+use crate::jsonrpc::layer_call::LayerCall;
+use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::{Answer, answers};
 use crate::options::TimedTools;
@@ -67,7 +67,7 @@ pub(crate) struct DirectCall {
     tool: Box<str>,
     /// With spans exported, what the layer reads of the call, its trace
     /// context included: the layer's future is then made when the call is
-    /// sent, and resolved with its answer ([`Held`]).
+    /// sent, and resolved with its answer ([`LayerCall`]).
     traced: Option<Value>,
 }
 
@@ -132,17 +132,17 @@ fn read_by_layer(id: &Value, tool: &str) -> LayerRequest {
 /// What an answer to a direct call is put through: the proxy's layer and
 /// conversion, the call, and how its task ids reach the client.
 #[derive(Debug)]
-struct Answering {
+struct AnswerRewriter {
     proxy: Arc<Proxy>,
     call: DirectCall,
     to_client: ToClient,
     cancel: Cancel,
     /// The layer's future, made when the call was sent, when its span is
     /// exported; taken by the answer.
-    held: Option<(oneshot::Sender<Answer>, Held)>,
+    held: Option<(oneshot::Sender<Answer>, LayerCall)>,
 }
 
-impl Answering {
+impl AnswerRewriter {
     /// Whether the answer whose envelope is `fields` is this call's.
     fn is_the_answer(&self, fields: &Fields<'_>) -> bool {
         fields.is_response()
@@ -183,7 +183,7 @@ impl Answering {
                 data.to_vec(),
                 crate::jsonrpc::nested::from_slice(data).ok()?,
             );
-            at_hand(
+            layer_over_answer(
                 &self.proxy.layer(),
                 invalid_params,
                 self.call.request(),
@@ -211,7 +211,7 @@ impl Answering {
         };
         let answer = match held {
             Some((sender, held)) => held.resolve(sender, Answer::made(made.clone())),
-            None => at_hand(
+            None => layer_over_answer(
                 &self.proxy.layer(),
                 self.proxy.invalid_params(),
                 request,
@@ -228,7 +228,7 @@ impl Answering {
     }
 
     /// The client's response when the proxy gives the call up for `failure`
-    /// ([`Answering::failed`]).
+    /// ([`AnswerRewriter::failed`]).
     fn failed_response(&mut self, failure: Failure, cancelled: bool) -> Response<ProxyBody> {
         match self.failed(failure, cancelled) {
             Some(answer) => made_response(answer),
@@ -261,8 +261,8 @@ pub(crate) async fn exchange(
     let held = call
         .traced
         .take()
-        .map(|request| Held::call(&proxy.layer(), proxy.invalid_params(), request));
-    let mut answering = Answering {
+        .map(|request| LayerCall::call(&proxy.layer(), proxy.invalid_params(), request));
+    let mut answering = AnswerRewriter {
         proxy: proxy.clone(),
         call,
         to_client,
@@ -303,7 +303,7 @@ pub(crate) async fn exchange(
 async fn answer<B>(
     response: Response<B>,
     media_type: MediaType,
-    answering: Answering,
+    answering: AnswerRewriter,
 ) -> Response<ProxyBody>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
@@ -317,7 +317,7 @@ where
 
 /// A JSON body read whole: the answer, rewritten when the layer changes it; a
 /// 5xx without one becomes a [`Failure`]; any other body passes as it is.
-async fn json_answer<B>(response: Response<B>, mut answering: Answering) -> Response<ProxyBody>
+async fn json_answer<B>(response: Response<B>, mut answering: AnswerRewriter) -> Response<ProxyBody>
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -370,7 +370,7 @@ where
 
 /// An event stream: its head sent to the client with the events that came
 /// with it, the rest as they come.
-async fn events<B>(response: Response<B>, answering: Answering) -> Response<ProxyBody>
+async fn events<B>(response: Response<B>, answering: AnswerRewriter) -> Response<ProxyBody>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: std::error::Error + 'static,
@@ -413,7 +413,7 @@ struct Events<B = UpstreamBody> {
     /// The upstream's stream; `None` once it is done with.
     body: Option<B>,
     splitter: sse::EventSplitter,
-    answering: Answering,
+    answering: AnswerRewriter,
     /// The end of a drain, while the answer is awaited; `None` once it came.
     expired: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// Whether the client holds an event id to resume the stream from.
@@ -735,12 +735,12 @@ mod tests {
     async fn client_frames(frames: &[Option<&'static str>]) -> Vec<(String, bool)> {
         let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
         let client = UpstreamClient::new(&upstream::connector(&url).expect("a connector"), &url);
-        // Held to the end: without it, the drain is over.
+        // LayerCall to the end: without it, the drain is over.
         let (_serving, drain) = Drain::new();
         let proxy = Arc::new(Proxy::new(url, client, &http_options(&[]), drain));
         let call = DirectCall::read(call("search").as_bytes(), &HeaderMap::new(), &timed(&[]))
             .expect("a direct call");
-        let answering = Answering {
+        let answering = AnswerRewriter {
             cancel: Cancel::new(&proxy, &HeaderMap::new(), vec![call.id.clone()]),
             to_client: ToClient::for_call(&call.id, &call.tool, proxy.known_tasks()),
             proxy,

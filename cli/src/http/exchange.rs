@@ -86,7 +86,7 @@ pub(crate) async fn exchange(
     let cancel = Cancel::new(proxy, request.headers(), ids);
     let (head_sender, mut head) = oneshot::channel();
     let (events, body) = ChannelBody::new();
-    let delivered = Arc::new(Mutex::new(Delivered::Nothing));
+    let delivered = Arc::new(Mutex::new(Delivery::Nothing));
     let call = UpstreamCall {
         proxy: proxy.clone(),
         request,
@@ -95,7 +95,7 @@ pub(crate) async fn exchange(
         delivered: delivered.clone(),
         to_client: to_client.clone(),
         head_timeout: proxy.head_timeout().for_message(&message),
-        untouched: Untouched {
+        untouched: SkeletonRule {
             tools_call: opened.is_empty() && is_one_tools_call(&message),
             invalid_params: proxy.invalid_params().is_on(),
         },
@@ -153,7 +153,7 @@ enum Head {
 
 /// What the upstream call left beside the value it resolved with.
 #[derive(Debug)]
-enum Delivered {
+enum Delivery {
     /// The call did not finish: the layer answered itself (a timeout).
     Nothing,
     /// The call made the answer itself (a [`Failure`]).
@@ -178,7 +178,7 @@ enum Delivered {
         bytes: Bytes,
     },
     /// The event that carries the answer, whether the layer read it whole
-    /// (not when it read a skeleton of it: [`Untouched`]), and the stream
+    /// (not when it read a skeleton of it: [`SkeletonRule`]), and the stream
     /// after that event.
     Event {
         event: Vec<u8>,
@@ -197,14 +197,14 @@ struct StreamRest {
     body: ReadBody,
 }
 
-fn take(delivered: &Mutex<Delivered>) -> Delivered {
+fn take(delivered: &Mutex<Delivery>) -> Delivery {
     let mut delivered = delivered
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    std::mem::replace(&mut *delivered, Delivered::Nothing)
+    std::mem::replace(&mut *delivered, Delivery::Nothing)
 }
 
-fn put(delivered: &Mutex<Delivered>, value: Delivered) {
+fn put(delivered: &Mutex<Delivery>, value: Delivery) {
     *delivered
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = value;
@@ -215,11 +215,11 @@ fn put(delivered: &Mutex<Delivered>, value: Delivered) {
 /// the proxy or the layer made, as a JSON body.
 fn json_response(
     answer: Value,
-    delivered: &Mutex<Delivered>,
+    delivered: &Mutex<Delivery>,
     cancel: &Cancel,
 ) -> Response<ProxyBody> {
     match take(delivered) {
-        Delivered::Json { mut parts, bytes } => {
+        Delivery::Json { mut parts, bytes } => {
             headers::remove_hop_by_hop(&mut parts.headers);
             // Hyper counts the body sent.
             parts.headers.remove(header::CONTENT_LENGTH);
@@ -227,12 +227,12 @@ fn json_response(
                 crate::jsonrpc::splice::rewritten(&bytes, &answer).map_or(bytes, Bytes::from);
             Response::from_parts(parts, whole(bytes))
         }
-        Delivered::Raw { mut parts, bytes } => {
+        Delivery::Raw { mut parts, bytes } => {
             headers::remove_hop_by_hop(&mut parts.headers);
             Response::from_parts(parts, whole(bytes))
         }
         other => {
-            let given_up = matches!(other, Delivered::Nothing | Delivered::GivenUp);
+            let given_up = matches!(other, Delivery::Nothing | Delivery::GivenUp);
             match cancel.give_up(answer, given_up) {
                 Some(answer) => made_response(crate::jsonrpc::nested::to_vec(&answer)),
                 None => no_answer_response(),
@@ -246,14 +246,14 @@ fn json_response(
 /// whatever the upstream sends after it, as it is.
 async fn finish_stream(
     answer: Value,
-    delivered: &Mutex<Delivered>,
+    delivered: &Mutex<Delivery>,
     events: &mpsc::Sender<Bytes>,
     cancel: &Cancel,
     to_client: &ToClient,
 ) {
     let (event, rest) = match take(delivered) {
-        Delivered::ClientGone | Delivered::Resumable => return,
-        Delivered::Event {
+        Delivery::ClientGone | Delivery::Resumable => return,
+        Delivery::Event {
             event,
             read_whole,
             rest,
@@ -266,9 +266,9 @@ async fn finish_stream(
                 };
             (Some(event), Some(rest))
         }
-        Delivered::PassedUnread { rest } => (None, Some(rest)),
+        Delivery::PassedUnread { rest } => (None, Some(rest)),
         other => {
-            let given_up = matches!(other, Delivered::Nothing | Delivered::GivenUp);
+            let given_up = matches!(other, Delivery::Nothing | Delivery::GivenUp);
             let Some(answer) = cancel.give_up(answer, given_up) else {
                 // The client cancelled the call: the stream ends unanswered.
                 return;
@@ -432,13 +432,13 @@ struct UpstreamCall {
     request: Request<ProxyBody>,
     head: oneshot::Sender<Head>,
     events: mpsc::Sender<Bytes>,
-    delivered: Arc<Mutex<Delivered>>,
+    delivered: Arc<Mutex<Delivery>>,
     to_client: Arc<ToClient>,
     /// How long the response head may take; `None` when the layer's tool
     /// timeout bounds the call.
     head_timeout: Option<Duration>,
     /// Which answers pass unread by the layer.
-    untouched: Untouched,
+    untouched: SkeletonRule,
 }
 
 impl UpstreamCall {
@@ -452,7 +452,7 @@ impl UpstreamCall {
         tokio::select! {
             answer = self.run_upstream(&message, &answered) => answer,
             () = proxy.drain().reached(Phase::Expired) => {
-                put(&delivered, Delivered::GivenUp);
+                put(&delivered, Delivery::GivenUp);
                 let answered = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 Failure::drained().answer_unanswered(&message, &answered)
             }
@@ -470,7 +470,7 @@ impl UpstreamCall {
                         self.proxy.endpoint(),
                         humantime::format_duration(timeout)
                     ));
-                    put(&self.delivered, Delivered::GivenUp);
+                    put(&self.delivered, Delivery::GivenUp);
                     return Failure::NoAnswerWithin(timeout).answer(message);
                 }
             },
@@ -480,7 +480,7 @@ impl UpstreamCall {
             Ok(response) => response,
             Err(error) => {
                 let failure = Failure::no_response(&self.proxy.endpoint(), &error);
-                put(&self.delivered, Delivered::Made);
+                put(&self.delivered, Delivery::Made);
                 return failure.answer(message);
             }
         };
@@ -539,8 +539,8 @@ impl UpstreamCall {
     async fn read_json<B>(
         response: Response<B>,
         message: &Value,
-        delivered: &Mutex<Delivered>,
-        untouched: &Untouched,
+        delivered: &Mutex<Delivery>,
+        untouched: &SkeletonRule,
     ) -> Value
     where
         B: Body<Data = Bytes>,
@@ -554,7 +554,7 @@ impl UpstreamCall {
                     "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
                 ));
                 // The server has answered: nothing to cancel.
-                put(delivered, Delivered::Made);
+                put(delivered, Delivery::Made);
                 return Failure::TooLarge.answer(message);
             }
             Err(error) => {
@@ -562,27 +562,27 @@ impl UpstreamCall {
                     "the server's answer was cut: {}",
                     describe(&*error)
                 ));
-                put(delivered, Delivered::Made);
+                put(delivered, Delivery::Made);
                 return Failure::ClosedBeforeAnswer.answer(message);
             }
         };
         if let Some(id) = untouched.answered(&bytes) {
-            let layer_reads = Untouched::skeleton(id);
-            put(delivered, Delivered::Raw { parts, bytes });
+            let layer_reads = SkeletonRule::skeleton(id);
+            put(delivered, Delivery::Raw { parts, bytes });
             return layer_reads;
         }
         match crate::jsonrpc::nested::from_slice(&bytes) {
             Ok(answer) if !response_ids(&answer).is_empty() => {
-                put(delivered, Delivered::Json { parts, bytes });
+                put(delivered, Delivery::Json { parts, bytes });
                 answer
             }
             _ if parts.status.is_server_error() => {
                 Failure::log_status(parts.status);
-                put(delivered, Delivered::Made);
+                put(delivered, Delivery::Made);
                 Failure::Status(parts.status).answer(message)
             }
             _ => {
-                put(delivered, Delivered::Raw { parts, bytes });
+                put(delivered, Delivery::Raw { parts, bytes });
                 Value::Null
             }
         }
@@ -627,7 +627,7 @@ impl UpstreamCall {
                         };
                         put(
                             delivered,
-                            Delivered::Event {
+                            Delivery::Event {
                                 event,
                                 read_whole,
                                 rest,
@@ -644,7 +644,7 @@ impl UpstreamCall {
                 }
                 let event = to_client.event(event);
                 if events.send(Bytes::from(event)).await.is_err() {
-                    put(delivered, Delivered::ClientGone);
+                    put(delivered, Delivery::ClientGone);
                     return Value::Null;
                 }
                 if ids.is_empty() {
@@ -652,7 +652,7 @@ impl UpstreamCall {
                         splitter,
                         body: body.into(),
                     };
-                    put(delivered, Delivered::PassedUnread { rest });
+                    put(delivered, Delivery::PassedUnread { rest });
                     return Value::Null;
                 }
             }
@@ -673,7 +673,7 @@ impl UpstreamCall {
                     // The server ended the stream on purpose, for the client to
                     // resume it with `GET` (allowed from 2025-11-25): the call
                     // still runs, and its answer comes on the resumed stream.
-                    put(delivered, Delivered::Resumable);
+                    put(delivered, Delivery::Resumable);
                     return Value::Null;
                 }
                 None => break,
@@ -684,11 +684,11 @@ impl UpstreamCall {
                      the stream is abandoned and the request cancelled"
                 ));
                 // The server may still be working on the request.
-                put(delivered, Delivered::GivenUp);
+                put(delivered, Delivery::GivenUp);
                 return Failure::TooLarge.answer_unanswered(message, &lock(answered));
             }
         }
-        put(delivered, Delivered::Made);
+        put(delivered, Delivery::Made);
         Failure::ClosedBeforeAnswer.answer_unanswered(message, &lock(answered))
     }
 }
@@ -698,9 +698,9 @@ impl UpstreamCall {
 struct Relayed<'a> {
     head: oneshot::Sender<Head>,
     events: mpsc::Sender<Bytes>,
-    delivered: &'a Mutex<Delivered>,
+    delivered: &'a Mutex<Delivery>,
     to_client: &'a ToClient,
-    untouched: &'a Untouched,
+    untouched: &'a SkeletonRule,
     /// The requests that events the proxy could not read answered.
     answered: &'a Mutex<Vec<Value>>,
 }
@@ -715,7 +715,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug)]
 enum Found {
     /// The answer to one of them: whether the layer reads it whole (not when
-    /// it reads a skeleton of it: [`Untouched`]), and what the layer reads.
+    /// it reads a skeleton of it: [`SkeletonRule`]), and what the layer reads.
     Answer {
         read_whole: bool,
         layer_reads: Value,
@@ -726,12 +726,12 @@ enum Found {
 }
 
 /// What `data` (an event's) is to the requests `ids`.
-fn answer_in(data: &[u8], ids: &[Value], untouched: &Untouched) -> Found {
+fn answer_in(data: &[u8], ids: &[Value], untouched: &SkeletonRule) -> Found {
     if let Some(id) = untouched.answered(data) {
         if ids.iter().any(|request| answers(&id, request)) {
             return Found::Answer {
                 read_whole: false,
-                layer_reads: Untouched::skeleton(id),
+                layer_reads: SkeletonRule::skeleton(id),
             };
         }
         return Found::PassedUnread(cloned(unread::awaited_among(&[&id], ids)));
@@ -763,14 +763,14 @@ fn cloned(ids: Vec<&Value>) -> Vec<Value> {
 /// `--invalid-params-as-tool-errors`) is passed on as its bytes, and the
 /// layer reads a skeleton of it with its id. Every other answer is read whole.
 #[derive(Debug)]
-struct Untouched {
+struct SkeletonRule {
     /// The exchange is one `tools/call`, naming no task.
     tools_call: bool,
     /// `--invalid-params-as-tool-errors` is on.
     invalid_params: bool,
 }
 
-impl Untouched {
+impl SkeletonRule {
     /// The id of the answer that `data` (a JSON body, or an event's data) is
     /// when the layer would leave it as it is; `None` when it is no answer,
     /// or one the layer is to read whole.
@@ -803,14 +803,14 @@ fn is_one_tools_call(message: &Value) -> bool {
 mod tests {
     use super::*;
 
-    const ONE_CALL: Untouched = Untouched {
+    const ONE_CALL: SkeletonRule = SkeletonRule {
         tools_call: true,
         invalid_params: false,
     };
 
     #[test]
     fn only_plain_results_to_one_tools_call_pass_unread() {
-        let answered = |untouched: &Untouched, data: &str| untouched.answered(data.as_bytes());
+        let answered = |untouched: &SkeletonRule, data: &str| untouched.answered(data.as_bytes());
         let plain =
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
         assert_eq!(answered(&ONE_CALL, plain), Some(json!(7)));
@@ -827,13 +827,13 @@ mod tests {
         ] {
             assert_eq!(answered(&ONE_CALL, read_whole), None, "{read_whole}");
         }
-        let other_exchange = Untouched {
+        let other_exchange = SkeletonRule {
             tools_call: false,
             invalid_params: false,
         };
         assert_eq!(answered(&other_exchange, plain), None);
         assert_eq!(
-            Untouched::skeleton(json!("a")),
+            SkeletonRule::skeleton(json!("a")),
             json!({"jsonrpc": "2.0", "id": "a", "result": {}})
         );
     }

@@ -1,5 +1,5 @@
-//! What every mode reads and writes of a JSON-RPC message: `at_hand` (the
-//! layer over an answer already at hand), `held` (the layer's future held
+//! What every mode reads and writes of a JSON-RPC message: `layer_over_answer` (the
+//! layer over an answer already at hand), `layer_call` (the layer's future held
 //! with a request whose span is exported, resolved where its answer is read), `envelope` (what
 //! is read of a line or a body before the layer sees it), `message` (an
 //! answer, its bytes and its value), `layer_request` (the request handed to
@@ -7,10 +7,10 @@
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion)
 //! and `own_answer` (the answers the command makes itself).
 
-pub(crate) mod at_hand;
 pub(crate) mod envelope;
-pub(crate) mod held;
 pub(crate) mod invalid_params;
+pub(crate) mod layer_call;
+pub(crate) mod layer_over_answer;
 pub(crate) mod layer_request;
 pub(crate) mod message;
 pub(crate) mod nested;

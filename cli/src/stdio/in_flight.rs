@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::jsonrpc::held::Held;
+use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_request::LayerRequest;
 use mcp_tool_errors::JsonRpcId;
 
@@ -43,7 +43,7 @@ pub(crate) struct Awaiting {
     pub(crate) settled: Arc<AtomicBool>,
     /// The layer's future itself, when no task polls it (a request whose span
     /// is exported, with no timeout): whoever has the answer resolves it.
-    pub(crate) held: Option<Held>,
+    pub(crate) held: Option<LayerCall>,
 }
 
 /// Names one registered request for [`InFlight::cancel`].

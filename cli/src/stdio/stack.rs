@@ -36,10 +36,10 @@ use tokio::sync::{Notify, oneshot};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::jsonrpc::at_hand::{at_hand, resolved};
 use crate::jsonrpc::envelope::Fields;
-use crate::jsonrpc::held::Held;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::layer_call::LayerCall;
+use crate::jsonrpc::layer_over_answer::{layer_over_answer, resolved};
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer};
 use crate::jsonrpc::nested;
@@ -165,7 +165,7 @@ impl Stack {
     /// answer, in that thread ([`Stack::resolve_held`]): no task, no wake-up
     /// of the runtime. The span and the duration start here.
     fn held(&self, request: &LayerRequest) -> Awaiting {
-        let (sender, held) = Held::call(
+        let (sender, held) = LayerCall::call(
             &self.layer,
             &self.invalid_params,
             request.clone().into_value(),
@@ -179,7 +179,7 @@ impl Stack {
 
     /// Writes `answer` through the layer's `held` future, which `sender`
     /// feeds.
-    fn resolve_held(&self, sender: oneshot::Sender<Answer>, held: Held, answer: Answer) {
+    fn resolve_held(&self, sender: oneshot::Sender<Answer>, held: LayerCall, answer: Answer) {
         if let Some(answer) = held.resolve(sender, answer) {
             self.output.write_answer(answer);
         }
@@ -318,7 +318,7 @@ impl Stack {
         // A timeout may apply (to a request refused, or left by a dead
         // child): the layer's timer is made in the runtime's context.
         let _runtime = self.runtime.enter();
-        at_hand(
+        layer_over_answer(
             &self.layer,
             &self.invalid_params,
             request.into_value(),

@@ -18,7 +18,7 @@ use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdr
 /// the layer reads of it), at once: the answer to write, its bytes kept when
 /// nothing changed it; `None` when there is nothing to write. Called in a
 /// runtime's context (the layer makes its timer in the call).
-pub(crate) fn at_hand(
+pub(crate) fn layer_over_answer(
     layer: &ToolErrorLayer,
     invalid_params: &InvalidParamsAsToolErrors<()>,
     request: Value,

@@ -16,30 +16,30 @@ use tokio::sync::oneshot;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::jsonrpc::at_hand::resolved;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::layer_over_answer::resolved;
 use crate::jsonrpc::message::{self, Answer, ChildAnswer, WithChildAnswer, Withdrawn};
 
 /// The layer's future for one request, held until its answer comes.
-type HeldFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
+type LayerCallFuture = Pin<Box<dyn Future<Output = Result<Option<Value>, Withdrawn>> + Send>>;
 
 /// A layer's future held with its request, and where the server's answer is
 /// kept aside while the layer reads it.
-pub(crate) struct Held {
-    future: HeldFuture,
+pub(crate) struct LayerCall {
+    future: LayerCallFuture,
     child_answer: ChildAnswer,
 }
 
-impl std::fmt::Debug for Held {
+impl std::fmt::Debug for LayerCall {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Held").finish_non_exhaustive()
+        formatter.debug_struct("LayerCall").finish_non_exhaustive()
     }
 }
 
-impl Held {
+impl LayerCall {
     /// Calls `layer` over the `-32602` conversion for `request` (what the
     /// layer reads of it): the span and the duration start here. The answer
-    /// is to be sent through the sender returned, then [`Held::resolve`]d.
+    /// is to be sent through the sender returned, then [`LayerCall::resolve`]d.
     pub(crate) fn call(
         layer: &ToolErrorLayer,
         invalid_params: &InvalidParamsAsToolErrors<()>,
@@ -51,7 +51,7 @@ impl Held {
             invalid_params.over(Received(Some(receiver))),
             child_answer.clone(),
         ));
-        let future: HeldFuture = match resolved(poll_fn(|cx| service.poll_ready(cx))) {
+        let future: LayerCallFuture = match resolved(poll_fn(|cx| service.poll_ready(cx))) {
             Ok(()) => Box::pin(service.call(request)),
             Err(withdrawn) => Box::pin(std::future::ready(Err(withdrawn))),
         };
