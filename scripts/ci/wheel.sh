@@ -96,6 +96,8 @@ log "the installed $version runs without a Rust toolchain on PATH and rewraps a 
 
 # --- 2. the command's tests against it -----------------------------------------
 # Built (and run) by cargo, as always; only the executable under test is the
-# wheel's. --include-ignored: the tests that need the servers of
-# scripts/install-test-servers.sh.
-MCP_TOOL_ERRORS_BIN=$exe cargo test -p mcp-tool-errors-cli --test cli -- --include-ignored
+# wheel's. --ignored: the tests that need the servers of
+# scripts/install-test-servers.sh (and the long memory tests), which the test
+# command skips; the others ran against the same sources in that step, whose
+# build (`--workspace --all-features`) this one reuses.
+MCP_TOOL_ERRORS_BIN=$exe cargo test --workspace --all-features --test cli -- --ignored
