@@ -43,8 +43,9 @@ source scripts/lib/processes.sh
 gateway_python() {
   local candidate
   for candidate in python3.12 python3.13 "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.13*/bin/python3; do
-    if command -v "$candidate" >/dev/null 2>&1; then
-      command -v "$candidate"
+    # A pyenv shim is on PATH whether or not it can run that version.
+    if "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 12), (3, 13)))' 2>/dev/null; then
+      "$candidate" -c 'import sys; print(sys.executable)'
       return
     fi
   done
