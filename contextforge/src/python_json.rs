@@ -48,10 +48,16 @@ fn to_json_at(object: &Bound<'_, PyAny>, depth: usize) -> Option<Value> {
         return Some(Value::Object(json));
     }
     if let Ok(list) = object.cast::<PyList>() {
-        return list.iter().map(|item| to_json_at(&item, depth + 1)).collect();
+        return list
+            .iter()
+            .map(|item| to_json_at(&item, depth + 1))
+            .collect();
     }
     if let Ok(tuple) = object.cast::<PyTuple>() {
-        return tuple.iter().map(|item| to_json_at(&item, depth + 1)).collect();
+        return tuple
+            .iter()
+            .map(|item| to_json_at(&item, depth + 1))
+            .collect();
     }
     None
 }

@@ -54,5 +54,7 @@ pub(crate) fn layer_from_config(config: &Bound<'_, PyAny>) -> PyResult<ToolError
 }
 
 fn invalid(key: &str, why: &str) -> PyErr {
-    PyValueError::new_err(format!("mcp-tool-errors-contextforge: config key `{key}` {why}"))
+    PyValueError::new_err(format!(
+        "mcp-tool-errors-contextforge: config key `{key}` {why}"
+    ))
 }

@@ -64,6 +64,11 @@ fi
 [[ $(installed_gateway || true) == "$GATEWAY_VERSION" ]] || die "mcp-contextforge-gateway $GATEWAY_VERSION did not install"
 python=$repo/$venv/bin/python
 
+# --- the plugin's crate: a workspace of its own, so the root's fmt and clippy
+# steps do not see it ---------------------------------------------------------------
+cargo fmt --manifest-path contextforge/Cargo.toml --check
+cargo clippy --quiet --manifest-path contextforge/Cargo.toml -- -D warnings
+
 # --- the plugin's wheel, installed into the gateway's environment -----------------
 ensure_maturin
 wheels=$target/contextforge-wheels
