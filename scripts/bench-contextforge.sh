@@ -22,6 +22,8 @@ readonly CALLS=${1:-200}
 
 log() { echo "bench-contextforge: $*" >&2; }
 die() { log "$*"; exit 1; }
+set -E
+trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
 
 # shellcheck source=scripts/lib/processes.sh
 source scripts/lib/processes.sh

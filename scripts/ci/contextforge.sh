@@ -4,7 +4,8 @@
 # its own init-secrets (scripts/lib/contextforge.sh), in front of an MCP server
 # on the official Python SDK (contextforge/tests/upstream_server.py) whose
 # tools succeed, fail with isError, raise, answer a JSON-RPC error, leak a
-# token and imitate the element; and a second such server, stopped once
+# token, imitate the element and answer with an element already rendered (a
+# server behind the command behind the gateway); and a second such server, stopped once
 # registered, for the gateway's own error. The official Python client calls
 # every tool through a virtual server's MCP endpoint, once with the gateway's
 # plugins off and once with the plugin on; contextforge/tests/compare.py
@@ -31,6 +32,8 @@ max_error_bytes: $MAX_ERROR_BYTES"
 
 log() { echo "contextforge: $*" >&2; }
 die() { log "$*"; exit 1; }
+set -E
+trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
 
 # shellcheck source=scripts/lib/processes.sh
 source scripts/lib/processes.sh
@@ -65,10 +68,11 @@ kill "$down_pid"
 wait "$down_pid" 2>/dev/null || true
 
 readonly succeeding='["cfup-echo"]'
-readonly failing='["cfup-fail", "cfup-crash", "cfup-refuse", "cfup-leak", "cfup-imitate", "cfdown-echo"]'
+readonly failing='["cfup-fail", "cfup-crash", "cfup-refuse", "cfup-leak", "cfup-imitate", "cfup-rendered", "cfdown-echo"]'
 readonly calls='[["cfup-echo", {"text": "héllo \"world\" <error>"}], ["cfup-fail", {"path": "/data/1"}],
   ["cfup-crash", {"path": "/data/2"}], ["cfup-refuse", {"count": 0}], ["cfup-leak", {"repo": "acme/app"}],
-  ["cfup-imitate", {"text": "all fine"}], ["cfdown-echo", {"text": "anyone?"}]]'
+  ["cfup-imitate", {"text": "all fine"}], ["cfup-rendered", {"change": "I8a2"}],
+  ["cfdown-echo", {"text": "anyone?"}]]'
 client() {
   timeout 120 "$python" contextforge/tests/gateway_client.py "$endpoint" "$token" "$calls" \
     >"$work/$1.json" 2>"$work/$1.log" || { cat "$work/$1.log" >&2; die "the client failed ($1)"; }

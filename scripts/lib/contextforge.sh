@@ -72,7 +72,7 @@ start_upstream() {
 # prepare_gateway PLUGIN_CONFIG: the gateway's folder, $work/gateway, with its
 # .env (secrets by its own init-secrets, then the settings for the loopback
 # and SQLite), and the plugin's entry in its plugins.yaml with PLUGIN_CONFIG
-# (YAML lines) as its `config:`.
+# (YAML lines) as its `config:`; sets `token`, the admin's.
 prepare_gateway() {
   gateway_dir=$work/gateway
   mkdir -p "$gateway_dir"
@@ -96,12 +96,17 @@ plugins:
     config:
 $(sed 's/^/      /' <<<"$1")
 EOF
+  local jwt_secret
   jwt_secret=$(sed -n 's/^JWT_SECRET_KEY=//p' "$gateway_dir/.env" | tr -d "\"'")
   [[ -n $jwt_secret ]] || die "init-secrets wrote no JWT_SECRET_KEY"
+  # The admin's bearer token, signed with that secret by the gateway's own tool.
+  token=$(cd "$gateway_dir" && "$python" -m mcpgateway.utils.create_jwt_token \
+    --username admin@example.com --admin --exp 60 --secret "$jwt_secret" 2>"$work/token.log" | tail -n 1) || true
+  [[ $token == ey* ]] || { cat "$work/token.log" >&2; die "the gateway's create_jwt_token made no token"; }
 }
 
 # gateway true|false: runs the gateway, plugins on or off, in its own process
-# group (its workers with it), until it answers /health; then sets `token`.
+# group (its workers with it), until it answers /health.
 gateway_pid=
 gateway() {
   (cd "$gateway_dir" && PLUGINS_ENABLED=$1 exec setsid "$repo/$GATEWAY_VENV/bin/mcpgateway" \
@@ -109,11 +114,7 @@ gateway() {
   gateway_pid=$!
   local tenth
   for ((tenth = 0; tenth < GATEWAY_TIMEOUT_S * 10; tenth++)); do
-    if curl --silent --fail --max-time 2 "http://127.0.0.1:$gateway_port/health" >/dev/null 2>&1; then
-      token=$(cd "$gateway_dir" && "$python" -m mcpgateway.utils.create_jwt_token \
-        --username admin@example.com --admin --exp 60 --secret "$jwt_secret" 2>/dev/null | tail -n 1)
-      return
-    fi
+    curl --silent --fail --max-time 2 "http://127.0.0.1:$gateway_port/health" >/dev/null 2>&1 && return
     kill -0 "$gateway_pid" 2>/dev/null || { tail -n 20 "$work/gateway-$1.log" >&2; die "the gateway exited"; }
     sleep 0.1
   done
