@@ -9,13 +9,13 @@
 //! only reads the plugin's configuration and carries the result between
 //! Python and JSON.
 
-mod core;
 mod python_json;
 mod settings;
+mod tool_errors_core;
 
 use pyo3::prelude::*;
 
-pub use crate::core::ToolErrorsCore;
+pub use crate::tool_errors_core::ToolErrorsCore;
 
 /// The extension module `mcp_tool_errors_contextforge._core`.
 #[pymodule]
