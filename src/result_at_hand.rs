@@ -11,7 +11,8 @@ use crate::render::ErrorRenderer;
 impl<R: ErrorRenderer> ToolErrorLayer<R> {
     /// Rewrites `result`, the result object of a `tools/call` of `tool`, as the
     /// layer writes it when a server answers that call through it; returns
-    /// whether `result` was a tool error it rewrapped.
+    /// whether `result` was a tool error the layer read, the only kind it may
+    /// change.
     ///
     /// The same rules as over JSON-RPC, byte for byte: every text of an
     /// `isError: true` result rendered (imitations of the element escaped,
