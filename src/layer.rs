@@ -239,6 +239,14 @@ impl<R> ToolErrorLayer<R> {
     }
 }
 
+impl<R> ToolErrorLayer<R> {
+    /// What the layer was configured with, for what it does outside a service
+    /// (`crate::result_at_hand`).
+    pub(crate) fn config(&self) -> &Config<R> {
+        &self.config
+    }
+}
+
 impl<R> std::fmt::Debug for ToolErrorLayer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolErrorLayer")

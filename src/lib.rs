@@ -64,6 +64,8 @@
 //!   the `rmcp` module;
 //! - tower-mcp transports (feature `tower-mcp`): `.layer(ToolErrorLayer::new())`,
 //!   see [tower-mcp](#tower-mcp-feature-tower-mcp) below.
+//! - a `tools/call` result already at hand, outside any service (a gateway's
+//!   hook after each tool call): [`ToolErrorLayer::rewrap_result`].
 //!
 //! # No response on the `Value` path
 //!
@@ -238,6 +240,7 @@ mod message;
 mod model;
 mod panic;
 mod render;
+mod result_at_hand;
 mod rewrap;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]

@@ -25,21 +25,22 @@ pub(crate) const RENDER_FAILED_MESSAGE: &str =
 
 impl<R: ErrorRenderer> Config<R> {
     /// Rewraps every text item of `result` if it is an error, or adds one if it
-    /// has none.
+    /// has none; whether it was an error it could read (not malformed).
     ///
     /// The renderer and the scrubber are the user's code: a panic in either is
     /// caught here, logged, and the result then holds the built-in element of
     /// [`RENDER_FAILED_MESSAGE`] as its first text item, every other text item
     /// emptied (each may hold what the scrubber was to remove).
-    pub(crate) fn rewrap<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {
+    pub(crate) fn rewrap<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) -> bool {
         // A result that is not an error (the common case) costs no catch.
         if result.error_texts().is_none() {
-            return;
+            return false;
         }
         if let Err(panic) = panic::catch(|| self.rewrap_unguarded(result, tool)) {
             panic.log_in_render(Some(tool));
             answer_render_failed(result, tool);
         }
+        true
     }
 
     fn rewrap_unguarded<T: ToolResult + ?Sized>(&self, result: &mut T, tool: &str) {

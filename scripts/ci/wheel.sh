@@ -22,8 +22,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 
-readonly MATURIN_VERSION=1.16.0
-readonly MATURIN_VENV=.tools/maturin
 target=${CARGO_TARGET_DIR:-$repo/target}
 readonly wheels=$target/wheels
 readonly venv=$target/wheel-venv
@@ -32,18 +30,13 @@ log() { echo "wheel: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 # --- maturin -----------------------------------------------------------------
-command -v python3 >/dev/null || die "python3 is needed to build and install the wheel"
-installed_maturin() { [[ -x $MATURIN_VENV/bin/maturin ]] && "$MATURIN_VENV/bin/maturin" --version 2>/dev/null; }
-if [[ $(installed_maturin || true) != "maturin $MATURIN_VERSION" ]]; then
-  log "installing maturin $MATURIN_VERSION into $MATURIN_VENV"
-  python3 -m venv "$MATURIN_VENV"
-  "$MATURIN_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION" >&2
-fi
-[[ $(installed_maturin || true) == "maturin $MATURIN_VERSION" ]] || die "maturin $MATURIN_VERSION did not install"
+# shellcheck source=scripts/lib/maturin.sh
+source scripts/lib/maturin.sh
+ensure_maturin
 
 # --- the wheel -----------------------------------------------------------------
 rm -rf "$wheels"
-CARGO_TARGET_DIR=$target "$MATURIN_VENV/bin/maturin" build --quiet --manifest-path cli/Cargo.toml \
+CARGO_TARGET_DIR=$target "$maturin" build --quiet --manifest-path cli/Cargo.toml \
   --profile dev --out "$wheels" >&2
 shopt -s nullglob
 built=("$wheels"/mcp_tool_errors-*.whl)

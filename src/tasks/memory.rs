@@ -180,7 +180,9 @@ impl TaskMemory {
         let panicked = answer.is_some();
         match answer {
             Some(text) => replace_text(result, text.to_owned()),
-            None => config.rewrap(result, &tool),
+            None => {
+                config.rewrap(result, &tool);
+            }
         }
         Delivered {
             failed: result.error_texts().is_some(),

@@ -16,6 +16,7 @@ mod properties;
 #[cfg(feature = "redact")]
 mod redact;
 mod render_panics;
+mod result_at_hand;
 mod sanitize;
 mod tasks;
 mod timeouts;

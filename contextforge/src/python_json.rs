@@ -1,0 +1,91 @@
+//! A tool's result carried between Python and JSON: the dict the gateway
+//! hands the hook, as a `serde_json::Value` the library reads, and back.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// How deep a result may nest before it is not read (serde_json's own limit
+/// when it parses).
+const MAX_DEPTH: usize = 128;
+
+/// `object` as JSON; `None` when it holds anything JSON has no value for (a
+/// URL object, bytes, a number JSON cannot carry, a key that is not a string)
+/// or nests deeper than [`MAX_DEPTH`]: such a result is not one the layer
+/// reads.
+pub(crate) fn to_json(object: &Bound<'_, PyAny>) -> Option<Value> {
+    to_json_at(object, 0)
+}
+
+fn to_json_at(object: &Bound<'_, PyAny>, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if object.is_none() {
+        return Some(Value::Null);
+    }
+    if let Ok(text) = object.cast::<PyString>() {
+        return Some(Value::String(text.to_str().ok()?.to_owned()));
+    }
+    if let Ok(flag) = object.cast::<PyBool>() {
+        return Some(Value::Bool(flag.is_true()));
+    }
+    if let Ok(number) = object.cast::<PyInt>() {
+        return match number.extract::<i64>() {
+            Ok(number) => Some(Value::from(number)),
+            Err(_) => number.extract::<u64>().ok().map(Value::from),
+        };
+    }
+    if let Ok(number) = object.cast::<PyFloat>() {
+        return Number::from_f64(number.value()).map(Value::Number);
+    }
+    if let Ok(map) = object.cast::<PyDict>() {
+        let mut json = Map::with_capacity(map.len());
+        for (key, value) in map.iter() {
+            let key = key.cast::<PyString>().ok()?.to_str().ok()?.to_owned();
+            json.insert(key, to_json_at(&value, depth + 1)?);
+        }
+        return Some(Value::Object(json));
+    }
+    if let Ok(list) = object.cast::<PyList>() {
+        return list
+            .iter()
+            .map(|item| to_json_at(&item, depth + 1))
+            .collect();
+    }
+    if let Ok(tuple) = object.cast::<PyTuple>() {
+        return tuple
+            .iter()
+            .map(|item| to_json_at(&item, depth + 1))
+            .collect();
+    }
+    None
+}
+
+/// `json` as the Python value `json.loads` would make of it.
+pub(crate) fn to_python<'py>(py: Python<'py>, json: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match json {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        Value::Number(number) => match (number.as_i64(), number.as_u64()) {
+            (Some(number), _) => number.into_pyobject(py)?.into_any(),
+            (None, Some(number)) => number.into_pyobject(py)?.into_any(),
+            (None, None) => PyFloat::new(py, number.as_f64().unwrap_or(f64::NAN)).into_any(),
+        },
+        Value::String(text) => PyString::new(py, text).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, value) in map {
+                dict.set_item(key, to_python(py, value)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
