@@ -53,6 +53,7 @@ readonly suite2="$suite2_dir/dist/index.js"
 ensure_node
 ensure_package "$TOOLS/conformance" @modelcontextprotocol/conformance "$SUITE_VERSION"
 ensure_package "$TOOLS/conformance-$SUITE2_VERSION" @modelcontextprotocol/conformance "$SUITE2_VERSION"
+[[ ${1:-} == --install-only ]] && exit 0
 log "Node.js $("$node" --version), conformance suites $SUITE_VERSION and $SUITE2_VERSION"
 
 # The scenarios, from the suite itself, so that a tools-call-* scenario is never missed.

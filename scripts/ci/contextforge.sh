@@ -42,6 +42,12 @@ source scripts/lib/maturin.sh
 # shellcheck source=scripts/lib/contextforge.sh
 source scripts/lib/contextforge.sh
 
+if [[ ${1:-} == --install-only ]]; then
+  ensure_gateway
+  ensure_maturin
+  exit 0
+fi
+
 cargo fmt --manifest-path contextforge/Cargo.toml --check
 cargo clippy --quiet --manifest-path contextforge/Cargo.toml -- -D warnings
 

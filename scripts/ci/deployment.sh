@@ -47,6 +47,7 @@ if ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
       apt-get install -y --no-install-recommends nginx-light >&2; }
 fi
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
+[[ ${1:-} == --install-only ]] && exit 0
 
 # shellcheck source=scripts/lib/processes.sh
 source scripts/lib/processes.sh
