@@ -12,7 +12,7 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::process_support::{Server, children_of, send};
+use crate::process_support::{Server, children_of, process_group, running_in_group, send};
 use crate::support::{
     Events, ListeningProcess, bounded, event_data, json as json_body, post_to, send_to, tool_call,
 };
@@ -550,6 +550,55 @@ async fn sigkill_of_the_bridge_leaves_no_child_nor_a_child_of_a_shell_wrapper() 
         bridge.process.signal("KILL");
         all_exited("the children exit", &children).await;
         all_exited("their children exit", &grandchildren).await;
+    }
+}
+
+#[tokio::test]
+async fn a_sessions_process_group_ends_with_it_after_its_first_process_exited() {
+    // A server that starts a helper of its own (a browser, a language
+    // server), which keeps its stdout, and exits at the end of its stdin.
+    let server = Server::new(
+        "sh",
+        &["-c", "sleep 300 & exec python3 -c \"$0\"", SLOW_CHILD],
+    );
+    let bridge = Bridge::start(&[], &server).await;
+    let deleted = bridge.open().await;
+    let _kept = bridge.open().await;
+    let groups: Vec<u32> = bridge.children().into_iter().map(process_group).collect();
+    assert_eq!(groups.len(), 2);
+    bounded("each server starts its helper", async {
+        while groups
+            .iter()
+            .any(|group| running_in_group(*group).len() < 2)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let group_ends = |group: u32| async move {
+        bounded("every process of the group exits", async {
+            while !running_in_group(group).is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    };
+    assert_eq!(deleted.delete().await, StatusCode::OK);
+    // One of the two groups ends: the deleted session's.
+    bounded("the deleted session's group ends", async {
+        while groups
+            .iter()
+            .all(|group| !running_in_group(*group).is_empty())
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let mut process = bridge.process;
+    process.terminate();
+    assert!(process.exited().await.success());
+    for group in groups {
+        group_ends(group).await;
     }
 }
 
