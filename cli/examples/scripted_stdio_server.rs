@@ -16,9 +16,11 @@
 //! or `other`; a line with no entry gets nothing. Actions:
 //!
 //! - `{"send": TEXT}` writes TEXT and a newline, with `$ID` replaced by the
-//!   received id's JSON text, `$REQUEST_ID` by that of its `params.requestId`
-//!   (a cancellation names the request it cancels) and `$LINE` by the
-//!   received line (trimmed);
+//!   received id's JSON text, `$JS_ID` by the received id as the JavaScript
+//!   and Python SDKs write it back (a number parsed and written again: `9`
+//!   for `9.0`, `100` for `1e2`), `$REQUEST_ID` by the JSON text of its
+//!   `params.requestId` (a cancellation names the request it cancels) and
+//!   `$LINE` by the received line (trimmed);
 //! - `{"repeat": TEXT, "times": N}` writes TEXT and a newline N times, as is;
 //! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
 //!
@@ -48,6 +50,7 @@ fn main() {
             continue;
         };
         let id = received.get("id").map(Value::to_string).unwrap_or_default();
+        let js_id = received.get("id").map(js_spelling).unwrap_or_default();
         let request_id = received
             .pointer("/params/requestId")
             .map(Value::to_string)
@@ -57,6 +60,7 @@ fn main() {
                 let text = text
                     .replace("$REQUEST_ID", &request_id)
                     .replace("$ID", &id)
+                    .replace("$JS_ID", &js_id)
                     .replace("$LINE", line.trim());
                 writeln!(stdout, "{text}").expect("stdout is open");
                 stdout.flush().expect("stdout is open");
@@ -80,6 +84,15 @@ fn main() {
     }
     let code = script["eof_exit"].as_i64().unwrap_or(0);
     std::process::exit(i32::try_from(code).expect("an exit code"));
+}
+
+/// `id` as `JSON.stringify(JSON.parse(id))` writes it: a number as the
+/// shortest text of its double (`9` for `9.0`, `100` for `1e2`).
+fn js_spelling(id: &Value) -> String {
+    match id.as_f64() {
+        Some(number) if id.is_number() => format!("{number}"),
+        _ => id.to_string(),
+    }
 }
 
 /// The script keys a received message answers to, most specific first.

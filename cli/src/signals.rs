@@ -151,3 +151,33 @@ pub(crate) fn send(pid: u32, signal: i32) {
         ));
     }
 }
+
+/// Ends what is left of the process group `group` once its first process
+/// (the child) has exited: a server's helpers (a browser, a language server)
+/// stay in its group, and would outlive it. SIGTERM now, SIGKILL after
+/// `grace` to whatever is still there.
+///
+/// The group's id is the child's process id, which the kernel does not give
+/// a new process while any process of the group is left: the signal reaches
+/// the server's helpers or, when none is left, no one.
+pub(crate) fn end_group(group: u32, grace: std::time::Duration) {
+    if !signal_group(group, libc::SIGTERM) {
+        return;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(grace).await;
+        signal_group(group, libc::SIGKILL);
+    });
+}
+
+/// Sends `signal` to the process group `group`: whether any process was
+/// there to receive it.
+fn signal_group(group: u32, signal: i32) -> bool {
+    let Ok(group) = libc::pid_t::try_from(group) else {
+        return false;
+    };
+    // SAFETY: kill(2) takes two integers and touches no memory of this process.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::kill(-group, signal) };
+    result == 0
+}

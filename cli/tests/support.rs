@@ -357,6 +357,19 @@ pub(crate) fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The processes of the process group `group` that still run.
+#[allow(dead_code, reason = "the bridge's tests use it, in the `http` binary")]
+pub(crate) fn running_in_group(group: u32) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").expect("/proc is listed");
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&candidate| {
+            proc_stat(candidate)
+                .is_some_and(|fields| fields[2] == group.to_string() && fields[0] != "Z")
+        })
+        .collect()
+}
+
 /// The process group of `pid`.
 pub(crate) fn process_group(pid: u32) -> u32 {
     let fields = proc_stat(pid).unwrap_or_else(|| panic!("process {pid} is gone"));

@@ -15,6 +15,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
+use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 
 use crate::bridge::guard::Guard;
@@ -27,7 +28,7 @@ use crate::http::connections::Connections;
 use crate::http::drain::Drain;
 use crate::http::headers;
 use crate::http::site::Site;
-use crate::jsonrpc::message::requests;
+use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::nested;
 use crate::stdio::id_in_use;
 
@@ -113,7 +114,6 @@ impl Bridge {
         let Ok(message) = nested::from_slice(&bytes) else {
             return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
         };
-        let calls = requests(&message);
         let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
             return self.sessionless(message, &parts.headers).await;
@@ -135,30 +135,48 @@ impl Bridge {
         } else {
             bytes
         };
-        if calls.is_empty() {
-            // Notifications, and answers to the server's requests. A call the
-            // client cancelled is never answered (the child's relay withdraws
-            // it): its stream ends now, without an answer.
+        let members = members(&message);
+        // A call the client cancelled is never answered (the child's relay
+        // withdraws it): its stream ends once the cancellation is sent,
+        // without an answer, wherever in a batch the cancellation is.
+        let cancelled: Vec<JsonRpcId> = members
+            .iter()
+            .filter_map(|member| member.cancelled_id())
+            .map(JsonRpcId::new)
+            .collect();
+        let requests: Vec<_> = members
+            .iter()
+            .filter_map(|member| member.request())
+            .collect();
+        if requests.is_empty() {
+            // Notifications, and answers to the server's requests.
             if !session.send(&line).await {
                 return not_found();
             }
-            session.withdraw(&cancelled_ids(&message));
+            session.withdraw(&cancelled);
             return status_only(StatusCode::ACCEPTED);
         }
-        let ids: Vec<String> = calls.iter().map(|(id, _)| id.to_string()).collect();
+        let ids: Vec<JsonRpcId> = requests
+            .iter()
+            .map(|request| JsonRpcId::new(request.id))
+            .collect();
         let mut in_use = session.in_flight(&ids);
         for (index, id) in ids.iter().enumerate() {
             in_use[index] |= ids[..index].contains(id);
         }
         let (events, body) = ChannelBody::new();
         let mut response = if in_use.contains(&true) {
+            let calls: Vec<(Value, bool)> = requests
+                .iter()
+                .map(|request| (request.id.clone(), request.method == "tools/call"))
+                .collect();
             let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
             let (line, _) = refusal.into_line();
             let _ = events.send(event(&line)).await;
             drop(events);
             event_stream(body)
         } else {
-            let sent = sent(&message, ids.clone());
+            let sent = requests.iter().map(Sent::of).collect();
             if !session.register(sent, &events) {
                 return not_found();
             }
@@ -168,6 +186,7 @@ impl Bridge {
                 session.withdraw(&ids);
                 return not_found();
             }
+            session.withdraw(&cancelled);
             if accepts_events(&parts.headers) {
                 answer_stream(body).await
             } else {
@@ -181,18 +200,23 @@ impl Bridge {
     }
 
     /// A `POST` without a session (a client of protocol 2026-07-28): its
-    /// requests go to a child of the [`Pool`], with the child's ids; its
-    /// notifications and answers go nowhere, since no child asked for them.
+    /// requests go to a child of the [`Pool`], with the child's ids, and so
+    /// do its cancellations of them; its other notifications and its answers
+    /// go nowhere, since no child asked for them.
     async fn sessionless(&self, mut message: Value, headers: &HeaderMap) -> Response<ProxyBody> {
-        if requests(&message).is_empty() {
+        if !members(&message)
+            .iter()
+            .any(|member| matches!(member, Member::Request(_)))
+        {
             return status_only(StatusCode::ACCEPTED);
         }
         let child = match self.pool.child(&self.sessions).await {
             Ok(child) => child,
             Err(refusal) => return refused(refusal),
         };
-        let sent = pool::with_the_childs_ids(&mut message, &child);
-        let ids: Vec<String> = sent.iter().map(|sent| sent.id.clone()).collect();
+        let translated = pool::with_the_childs_ids(&mut message, &child);
+        let sent = translated.requests;
+        let ids: Vec<JsonRpcId> = sent.iter().map(|sent| sent.id.clone()).collect();
         let (events, body) = ChannelBody::new();
         if !child.register(sent, &events) {
             return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
@@ -202,6 +226,7 @@ impl Bridge {
             child.withdraw(&ids);
             return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
         }
+        child.withdraw(&translated.cancelled);
         if accepts_events(headers) {
             answer_stream(body).await
         } else {
@@ -277,46 +302,6 @@ impl Site for Bridge {
         let response = self.answer(request).await;
         Ok(response.map(|body| ResponseBody::new(body, activity)))
     }
-}
-
-/// The requests of `message` as registered: their ids (JSON texts, in
-/// order) and progress tokens.
-fn sent(message: &Value, ids: Vec<String>) -> Vec<Sent> {
-    let progress_token = |request: &Value| {
-        request
-            .pointer("/params/_meta/progressToken")
-            .map(Value::to_string)
-    };
-    let tokens: Vec<Option<String>> = match message {
-        Value::Array(batch) => batch
-            .iter()
-            .filter(|request| request.get("method").is_some() && request.get("id").is_some())
-            .map(progress_token)
-            .collect(),
-        single => vec![progress_token(single)],
-    };
-    ids.into_iter()
-        .zip(tokens.into_iter().chain(std::iter::repeat(None)))
-        .map(|(id, progress_token)| Sent {
-            id,
-            progress_token,
-            client: None,
-        })
-        .collect()
-}
-
-/// The ids (JSON texts) of the requests the cancellations in `message` name.
-fn cancelled_ids(message: &Value) -> Vec<String> {
-    let notifications = match message {
-        Value::Array(batch) => batch.iter().collect(),
-        single => vec![single],
-    };
-    notifications
-        .into_iter()
-        .filter(|notification| notification["method"] == "notifications/cancelled")
-        .filter_map(|notification| notification.pointer("/params/requestId"))
-        .map(Value::to_string)
-        .collect()
 }
 
 /// Whether the client takes an event stream (it must, by the transport; a

@@ -25,11 +25,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Bytes;
+use mcp_tool_errors::JsonRpcId;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::bridge::session::{ClientValues, Sent, Session};
 use crate::bridge::sessions::{Refusal, Sessions};
+use crate::jsonrpc::member::Member;
 
 /// The most children the pool starts.
 pub(crate) const SIZE: usize = 4;
@@ -76,34 +78,90 @@ impl Pool {
     }
 }
 
-/// Gives each request of `message` an id of `child`'s (and its progress
-/// token the same), keeping the client's: the requests to register.
-pub(crate) fn with_the_childs_ids(message: &mut Value, child: &Session) -> Vec<Sent> {
-    let requests: Vec<&mut Value> = match message {
-        Value::Array(batch) => batch.iter_mut().collect(),
+/// A client's message as its pooled child is to see it.
+#[derive(Debug)]
+pub(crate) struct Translated {
+    /// Its requests, to register.
+    pub(crate) requests: Vec<Sent>,
+    /// The child's ids of the requests it cancels: its own, in the same
+    /// message.
+    pub(crate) cancelled: Vec<JsonRpcId>,
+}
+
+/// Rewrites `message` for `child`: each request gets an id of the child's
+/// (and its progress token the same), the client's kept; a cancellation of
+/// one of these requests names the child's id; every other member (a
+/// cancellation of anything else, progress, an answer to a request the
+/// client was never shown, a member that is not JSON-RPC) is dropped, since
+/// it could name another client's call or one of the bridge's own ids.
+pub(crate) fn with_the_childs_ids(message: &mut Value, child: &Session) -> Translated {
+    let batch = message.is_array();
+    let members = match message.take() {
+        Value::Array(batch) => batch,
         single => vec![single],
     };
-    let mut sent = Vec::new();
-    for request in requests {
-        let is_request = request.get("method").is_some_and(Value::is_string);
-        let Some(id) = request.get_mut("id").filter(|_| is_request) else {
+    let mut requests = Vec::new();
+    let mut kept = Vec::new();
+    let mut cancellations = Vec::new();
+    for mut member in members {
+        match Member::of(&member) {
+            Member::Request(_) => {
+                requests.push(with_the_childs_id(&mut member, child));
+                kept.push(member);
+            }
+            Member::Notification(notification) if notification.cancelled_id().is_some() => {
+                cancellations.push(member);
+            }
+            _ => {}
+        }
+    }
+    let mut cancelled = Vec::new();
+    for mut cancellation in cancellations {
+        let Some(named) = cancellation.pointer_mut("/params/requestId") else {
             continue;
         };
-        let ours = child.next_call_id();
-        let client_id = std::mem::replace(id, ours.clone());
-        let client_token = request
-            .pointer_mut("/params/_meta/progressToken")
-            .map(|token| std::mem::replace(token, ours.clone()));
-        sent.push(Sent {
-            id: ours.to_string(),
-            progress_token: client_token.as_ref().map(|_| ours.to_string()),
-            client: Some(ClientValues {
-                id: client_id,
-                progress_token: client_token,
-            }),
-        });
+        let key = JsonRpcId::new(named);
+        let Some(own) = requests.iter().find(|sent| {
+            sent.client
+                .as_ref()
+                .is_some_and(|client| JsonRpcId::new(&client.id) == key)
+        }) else {
+            continue;
+        };
+        *named = own.id.to_value();
+        cancelled.push(own.id.clone());
+        kept.push(cancellation);
     }
-    sent
+    *message = match (batch, kept.len()) {
+        (false, 1) => kept.pop().expect("one member"),
+        _ => Value::Array(kept),
+    };
+    Translated {
+        requests,
+        cancelled,
+    }
+}
+
+/// Gives `request` an id of `child`'s, and its progress token the same,
+/// keeping the client's: the request to register.
+fn with_the_childs_id(request: &mut Value, child: &Session) -> Sent {
+    let ours = child.next_call_id();
+    let client_id = request
+        .get_mut("id")
+        .map(|id| std::mem::replace(id, ours.clone()))
+        .unwrap_or_default();
+    let client_token = request
+        .pointer_mut("/params/_meta/progressToken")
+        .map(|token| std::mem::replace(token, ours.clone()));
+    let id = JsonRpcId::new(&ours);
+    Sent {
+        progress_token: client_token.as_ref().map(|_| id.clone()),
+        id,
+        client: Some(ClientValues {
+            id: client_id,
+            progress_token: client_token,
+        }),
+    }
 }
 
 /// Prepares a new child: `server/discover`, else `initialize`; whether it
@@ -151,7 +209,7 @@ async fn ask(child: &Session, request: &Value) -> Option<bool> {
     let (events, mut answer) = mpsc::channel::<Bytes>(1);
     let registered = child.register(
         vec![Sent {
-            id: request["id"].to_string(),
+            id: JsonRpcId::new(&request["id"]),
             progress_token: None,
             client: None,
         }],

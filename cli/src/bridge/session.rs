@@ -13,6 +13,7 @@ use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hyper::body::Bytes;
+use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe as async_pipe;
@@ -20,7 +21,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::jsonrpc::envelope::{self, Envelope};
-use crate::jsonrpc::message::response_ids;
+use crate::jsonrpc::member::{Member, Request, members};
 use crate::jsonrpc::nested;
 use crate::options::Options;
 use crate::signals::Forwarded;
@@ -50,9 +51,9 @@ pub(crate) struct Session {
 /// Where the child's lines go.
 #[derive(Debug)]
 struct Routes {
-    /// The requests the child has not answered, by the JSON text of their
-    /// ids: each to the stream of the `POST` that sent it.
-    calls: HashMap<String, Call>,
+    /// The requests the child has not answered, by their ids as the child
+    /// sees them: each to the stream of the `POST` that sent it.
+    calls: HashMap<JsonRpcId, Call>,
     /// The session's `GET` stream, while one is open.
     listening: Option<mpsc::Sender<Bytes>>,
     /// When a request last came or a stream last closed.
@@ -64,18 +65,18 @@ struct Routes {
 #[derive(Debug)]
 struct Call {
     events: mpsc::Sender<Bytes>,
-    /// The JSON text of its `_meta.progressToken`.
-    progress_token: Option<String>,
+    /// Its `_meta.progressToken`.
+    progress_token: Option<JsonRpcId>,
     /// What the client wrote where the child sees the bridge's own values.
     client: Option<ClientValues>,
 }
 
-/// A request as the session registers it: the JSON text of its id, and of
-/// its progress token, as the child sees them.
+/// A request as the session registers it: its id and its progress token, as
+/// the child sees them.
 #[derive(Debug)]
 pub(crate) struct Sent {
-    pub(crate) id: String,
-    pub(crate) progress_token: Option<String>,
+    pub(crate) id: JsonRpcId,
+    pub(crate) progress_token: Option<JsonRpcId>,
     /// The client's, when the child sees the bridge's.
     pub(crate) client: Option<ClientValues>,
 }
@@ -88,12 +89,25 @@ pub(crate) struct ClientValues {
     pub(crate) progress_token: Option<Value>,
 }
 
-/// What a line of the child needs before its client reads it.
+impl Sent {
+    /// `request`, as a client sent it to its own session's child.
+    pub(crate) fn of(request: &Request<'_>) -> Self {
+        Self {
+            id: JsonRpcId::new(request.id),
+            progress_token: request.progress_token.map(JsonRpcId::new),
+            client: None,
+        }
+    }
+}
+
+/// The client's values a line of the child gets back before its client reads
+/// it.
 #[derive(Debug)]
-enum Restore {
-    Nothing,
-    /// The ids of answers: the child's (JSON text), then the client's.
-    Ids(Vec<(String, Value)>),
+enum ClientSpelling {
+    /// The child's line is the client's already.
+    Same,
+    /// The ids of answers: the child's, then the client's.
+    Ids(Vec<(JsonRpcId, Value)>),
     /// The progress token of a notification: the client's.
     ProgressToken(Value),
 }
@@ -182,14 +196,16 @@ impl Session {
         true
     }
 
-    /// Which of `ids` (JSON texts) are in flight already.
-    pub(crate) fn in_flight(&self, ids: &[String]) -> Vec<bool> {
+    /// Which of `ids` are in flight already.
+    pub(crate) fn in_flight(&self, ids: &[JsonRpcId]) -> Vec<bool> {
         let routes = self.routes();
         ids.iter().map(|id| routes.calls.contains_key(id)).collect()
     }
 
-    /// Withdraws the requests with `ids`, which were not sent.
-    pub(crate) fn withdraw(&self, ids: &[String]) {
+    /// Withdraws the requests with `ids`: they were not sent, or the client
+    /// cancelled them (the relay never answers those); a stream left with no
+    /// call ends.
+    pub(crate) fn withdraw(&self, ids: &[JsonRpcId]) {
         let mut routes = self.routes();
         for id in ids {
             routes.calls.remove(id);
@@ -289,10 +305,10 @@ impl Session {
             if message.is_empty() {
                 continue;
             }
-            let Some((events, restore)) = self.destination(message) else {
+            let Some((events, spelling)) = self.destination(message) else {
                 continue;
             };
-            let event = match restore.applied(message) {
+            let event = match spelling.applied(message) {
                 Some(restored) => event(&restored),
                 None => event(message),
             };
@@ -309,7 +325,7 @@ impl Session {
 
     /// The stream `message` goes to, if any is open, and what it needs
     /// before its client reads it.
-    fn destination(&self, message: &[u8]) -> Option<(mpsc::Sender<Bytes>, Restore)> {
+    fn destination(&self, message: &[u8]) -> Option<(mpsc::Sender<Bytes>, ClientSpelling)> {
         let kind = Kind::of(message);
         let mut routes = self.routes();
         match kind {
@@ -324,55 +340,59 @@ impl Session {
                         }
                     }
                 }
-                let restore = if restored.is_empty() {
-                    Restore::Nothing
+                let spelling = if restored.is_empty() {
+                    ClientSpelling::Same
                 } else {
-                    Restore::Ids(restored)
+                    ClientSpelling::Ids(restored)
                 };
-                events.map(|events| (events, restore))
+                events.map(|events| (events, spelling))
             }
             Kind::Progress(token) => {
                 let call = routes
                     .calls
                     .values()
-                    .find(|call| call.progress_token.as_deref() == Some(&token));
+                    .find(|call| call.progress_token.as_ref() == Some(&token));
                 match call {
                     Some(call) => {
-                        let restore = match call.client.as_ref() {
-                            Some(client) => Restore::ProgressToken(
+                        let spelling = match call.client.as_ref() {
+                            Some(client) => ClientSpelling::ProgressToken(
                                 client.progress_token.clone().unwrap_or(Value::Null),
                             ),
-                            None => Restore::Nothing,
+                            None => ClientSpelling::Same,
                         };
-                        Some((call.events.clone(), restore))
+                        Some((call.events.clone(), spelling))
                     }
                     None if self.pooled => None,
-                    None => routes.any_stream().map(|events| (events, Restore::Nothing)),
+                    None => routes
+                        .any_stream()
+                        .map(|events| (events, ClientSpelling::Same)),
                 }
             }
             // A pooled child's own messages belong to no client it serves.
-            Kind::Other if self.pooled => None,
-            Kind::Other => routes.any_stream().map(|events| (events, Restore::Nothing)),
+            Kind::ServerMessage if self.pooled => None,
+            Kind::ServerMessage => routes
+                .any_stream()
+                .map(|events| (events, ClientSpelling::Same)),
         }
     }
 }
 
-impl Restore {
+impl ClientSpelling {
     /// `message` with the client's values written back, when it needs them.
     fn applied(&self, message: &[u8]) -> Option<Vec<u8>> {
-        if matches!(self, Self::Nothing) {
+        if matches!(self, Self::Same) {
             return None;
         }
         let mut value = nested::from_slice(message).ok()?;
         match self {
-            Self::Nothing => {}
+            Self::Same => {}
             Self::Ids(ids) => {
                 let answers = match &mut value {
                     Value::Array(batch) => batch.iter_mut().collect(),
                     single => vec![single],
                 };
                 for answer in answers {
-                    let written = answer.get("id").map(Value::to_string);
+                    let written = answer.get("id").map(JsonRpcId::new);
                     if let Some(written) = written
                         && let Some((_, client)) = ids.iter().find(|(child, _)| *child == written)
                         && let Some(id) = answer.get_mut("id")
@@ -412,44 +432,51 @@ impl Routes {
 
 /// What the child's line is, for its routing.
 enum Kind {
-    /// Answers, to the requests with these ids (JSON texts).
-    Answer(Vec<String>),
-    /// `notifications/progress` with this token (JSON text).
-    Progress(String),
-    /// A request or notification of the server's.
-    Other,
+    /// Answers, to the requests with these ids.
+    Answer(Vec<JsonRpcId>),
+    /// `notifications/progress` with this token.
+    Progress(JsonRpcId),
+    /// A request or notification of the server's own.
+    ServerMessage,
 }
 
 impl Kind {
     fn of(message: &[u8]) -> Self {
         match envelope::read(message) {
             Ok(Envelope::Single(fields)) if fields.is_response() => {
-                Self::Answer(fields.id.iter().map(Value::to_string).collect())
+                Self::Answer(fields.id.iter().map(JsonRpcId::new).collect())
             }
             Ok(Envelope::Single(fields))
                 if fields.method.as_deref() != Some("notifications/progress") =>
             {
-                Self::Other
+                Self::ServerMessage
             }
             // A batch, a progress notification, or JSON nested past the
             // envelope's limit: read whole.
             _ => match nested::from_slice(message) {
                 Ok(value) => Self::of_value(&value),
-                Err(_) => Self::Other,
+                Err(_) => Self::ServerMessage,
             },
         }
     }
 
     fn of_value(message: &Value) -> Self {
-        let ids = response_ids(message);
+        let members = members(message);
+        let ids: Vec<JsonRpcId> = members
+            .iter()
+            .filter_map(|member| member.response_id())
+            .map(JsonRpcId::new)
+            .collect();
         if !ids.is_empty() {
-            return Self::Answer(ids.into_iter().map(Value::to_string).collect());
+            return Self::Answer(ids);
         }
-        match message.pointer("/params/progressToken") {
-            Some(token) if message["method"] == "notifications/progress" => {
-                Self::Progress(token.to_string())
-            }
-            _ => Self::Other,
+        match members.as_slice() {
+            [Member::Notification(notification)] => notification
+                .progress_token()
+                .map_or(Self::ServerMessage, |token| {
+                    Self::Progress(JsonRpcId::new(token))
+                }),
+            _ => Self::ServerMessage,
         }
     }
 }

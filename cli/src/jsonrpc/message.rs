@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tower_service::Service;
 
+use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::splice::Spliced;
 
 /// The answer to a client request (or batch).
@@ -94,18 +95,10 @@ pub(crate) struct Withdrawn;
 /// The ids of the requests that a client's message (or batch) cancels: the
 /// `params.requestId` of each `notifications/cancelled`.
 pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
-    fn read(message: &Value) -> Option<&Value> {
-        let object = message.as_object()?;
-        if object.get("method")?.as_str()? != "notifications/cancelled" || object.contains_key("id")
-        {
-            return None;
-        }
-        object.get("params")?.get("requestId")
-    }
-    match message {
-        Value::Array(batch) => batch.iter().filter_map(read).collect(),
-        single => read(single).into_iter().collect(),
-    }
+    members(message)
+        .into_iter()
+        .filter_map(Member::cancelled_id)
+        .collect()
 }
 
 /// Whether an answer with the id `answer` answers the request with the id
@@ -118,31 +111,19 @@ pub(crate) fn answers(answer: &Value, request: &Value) -> bool {
 /// The requests of a message or batch that expect an answer: their ids, and
 /// whether each is a `tools/call`.
 pub(crate) fn requests(message: &Value) -> Vec<(Value, bool)> {
-    fn read(message: &Value) -> Option<(Value, bool)> {
-        let object = message.as_object()?;
-        let method = object.get("method")?.as_str()?;
-        let id = object.get("id")?;
-        Some((id.clone(), method == "tools/call"))
-    }
-    match message {
-        Value::Array(batch) => batch.iter().filter_map(read).collect(),
-        single => read(single).into_iter().collect(),
-    }
+    members(message)
+        .into_iter()
+        .filter_map(Member::request)
+        .map(|request| (request.id.clone(), request.method == "tools/call"))
+        .collect()
 }
 
 /// The ids of the responses in a message or batch from the child.
 pub(crate) fn response_ids(message: &Value) -> Vec<&Value> {
-    fn read(message: &Value) -> Option<&Value> {
-        let object = message.as_object()?;
-        if object.contains_key("method") {
-            return None;
-        }
-        object.get("id")
-    }
-    match message {
-        Value::Array(batch) => batch.iter().filter_map(read).collect(),
-        single => read(single).into_iter().collect(),
-    }
+    members(message)
+        .into_iter()
+        .filter_map(Member::response_id)
+        .collect()
 }
 
 /// The inner service of the layer for one client message: `S`, which answers

@@ -130,6 +130,7 @@ impl Relay {
         mut self,
         forwarded: &mut signals::Forwarded,
     ) -> std::io::Result<ExitStatus> {
+        let group = self.process.id();
         let status = wait_for_child(
             &mut self.process,
             &self.child,
@@ -138,6 +139,10 @@ impl Relay {
             &mut self.reader_done,
         )
         .await;
+        // Its helpers, which may hold its stdout, end with it.
+        if let Some(group) = group {
+            signals::end_group(group, EXIT_GRACE);
+        }
         // The child's last lines (answers written just before it exited)
         // first, then everything still in flight is answered with the status.
         if !self.reader_done.is_terminated() {

@@ -12,7 +12,7 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::process_support::{Server, children_of, send};
+use crate::process_support::{Server, children_of, process_group, running_in_group, send};
 use crate::support::{
     Events, ListeningProcess, bounded, event_data, json as json_body, post_to, send_to, tool_call,
 };
@@ -276,6 +276,67 @@ async fn a_call_the_client_cancelled_ends_its_stream_unanswered_and_the_child_he
     assert_eq!(response.status(), StatusCode::ACCEPTED);
 }
 
+/// A `GET` stream of `session`.
+async fn listen(session: &Session) -> Events {
+    let request = Request::get("/mcp")
+        .header("mcp-session-id", &session.id)
+        .header("accept", "text/event-stream")
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    let response = send_to(session.address, request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    Events::new(response)
+}
+
+#[tokio::test]
+async fn an_answer_whose_id_the_child_spelled_otherwise_reaches_its_call() {
+    // The JavaScript and Python SDKs parse an id as a number and write it
+    // back: `9` for `9.0`, `100` for `1e2`.
+    let listed = r#"{"jsonrpc":"2.0","id":$JS_ID,"result":{"tools":[]}}"#;
+    let bridge = Bridge::start(&[], &child(json!({"tools/list": [send(listed)]}))).await;
+    let session = bridge.open().await;
+    for id in ["9.0", "1e2", "-0"] {
+        let request = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+        let answered = bounded("the answer", session.call(&request)).await;
+        assert_eq!(answered.len(), 1, "{answered:?}");
+        assert_eq!(answered[0]["result"]["tools"], json!([]), "{id}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancellation_inside_a_batch_ends_its_calls_stream() {
+    // A 2025-03-26 client batches; its server answers the batch's request in
+    // a batch.
+    let pong = r#"[{"jsonrpc":"2.0","id":2,"result":{}}]"#;
+    let bridge = Bridge::start(&[], &child(json!({"batch": [send(pong)]}))).await;
+    let session = bridge.open().await;
+    let hanging = session.post(&tool_call(1, "hang")).await;
+    assert_eq!(hanging.status(), StatusCode::OK);
+    let batch = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}]"#;
+    let answered = session.call(batch).await;
+    assert_eq!(
+        answered,
+        [json!([{"jsonrpc": "2.0", "id": 2, "result": {}}])]
+    );
+    let unanswered = bounded("the cancelled call's stream ends", answers(hanging)).await;
+    assert_eq!(unanswered, Vec::<Value>::new());
+}
+
+#[tokio::test]
+async fn progress_reaches_its_calls_stream_after_an_invalid_member_of_its_batch() {
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}"#;
+    let done = r#"[{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"Invalid Request"}},{"jsonrpc":"2.0","id":1,"result":{"content":[]}}]"#;
+    let bridge = Bridge::start(&[], &child(json!({"batch": [send(progress), send(done)]}))).await;
+    let session = bridge.open().await;
+    // With a GET stream open, a notification that is no call's goes there.
+    let _listening = listen(&session).await;
+    let batch = r#"[{"jsonrpc":"2.0","id":"x","method":5},{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p1"}}}]"#;
+    let answered = bounded("the call's stream", session.call(batch)).await;
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    assert_eq!(answered[0]["params"]["progressToken"], "p1");
+    assert_eq!(answered[1][1]["id"], 1);
+}
+
 #[tokio::test]
 async fn the_session_cap_answers_503_with_retry_after_and_frees_at_delete() {
     let bridge = Bridge::start(&["--max-sessions", "2"], &child(json!({}))).await;
@@ -492,6 +553,55 @@ async fn sigkill_of_the_bridge_leaves_no_child_nor_a_child_of_a_shell_wrapper() 
     }
 }
 
+#[tokio::test]
+async fn a_sessions_process_group_ends_with_it_after_its_first_process_exited() {
+    // A server that starts a helper of its own (a browser, a language
+    // server), which keeps its stdout, and exits at the end of its stdin.
+    let server = Server::new(
+        "sh",
+        &["-c", "sleep 300 & exec python3 -c \"$0\"", SLOW_CHILD],
+    );
+    let bridge = Bridge::start(&[], &server).await;
+    let deleted = bridge.open().await;
+    let _kept = bridge.open().await;
+    let groups: Vec<u32> = bridge.children().into_iter().map(process_group).collect();
+    assert_eq!(groups.len(), 2);
+    bounded("each server starts its helper", async {
+        while groups
+            .iter()
+            .any(|group| running_in_group(*group).len() < 2)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let group_ends = |group: u32| async move {
+        bounded("every process of the group exits", async {
+            while !running_in_group(group).is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    };
+    assert_eq!(deleted.delete().await, StatusCode::OK);
+    // One of the two groups ends: the deleted session's.
+    bounded("the deleted session's group ends", async {
+        while groups
+            .iter()
+            .all(|group| !running_in_group(*group).is_empty())
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let mut process = bridge.process;
+    process.terminate();
+    assert!(process.exited().await.success());
+    for group in groups {
+        group_ends(group).await;
+    }
+}
+
 /// `server/discover` answered as a server of 2026-07-28 answers it.
 const DISCOVERED: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete"}}"#;
 
@@ -572,4 +682,64 @@ async fn a_server_of_an_earlier_protocol_is_initialized_by_the_bridge_and_refuse
     assert_eq!(served[0]["id"], 6);
     assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
     assert_eq!(bridge.children().len(), 1, "one pooled child served both");
+}
+
+/// A modern stdio server in a few lines of Python, as the SDKs answer: a
+/// `tools/call` a second after it came, any other request at once, a batch
+/// with a batch, a member that is not a request with `-32600`.
+const POOLED_CHILD: &str = r#"
+import json, sys, time
+def answer(message):
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    if not isinstance(message.get("method"), str):
+        if "result" in message or "error" in message:
+            return None
+        return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "Invalid Request"}}
+    if message["method"] == "tools/call":
+        time.sleep(1)
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": "done"}]}}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+for line in sys.stdin:
+    message = json.loads(line)
+    if isinstance(message, list):
+        answers = [a for a in map(answer, message) if a]
+        if answers:
+            print(json.dumps(answers), flush=True)
+    elif (a := answer(message)):
+        print(json.dumps(a), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_sessionless_client_reaches_none_of_another_clients_calls() {
+    // One pooled child, shared by both clients.
+    let bridge = Bridge::start(
+        &["--max-sessions", "1"],
+        &Server::new("python3", &["-c", POOLED_CHILD]),
+    )
+    .await;
+    let address = bridge.process.address;
+    let theirs = post_to(address, &sessionless_call(1, "slow"), &[]).await;
+    assert_eq!(theirs.status(), StatusCode::OK);
+    // Another client names the bridge's own ids: in a cancellation, in a
+    // member that is not a request (which the server answers with its id),
+    // in an answer to a request of the server's.
+    let mut batch = vec![json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})];
+    for n in 1..=4 {
+        let id = format!("mte-{n}");
+        batch.push(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
+        batch.push(json!({"jsonrpc": "2.0", "id": id, "method": 5}));
+        batch.push(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+    }
+    let own = answers(post_to(address, &json!(batch).to_string(), &[]).await).await;
+    assert_eq!(own, [json!([{"jsonrpc": "2.0", "id": 1, "result": {}}])]);
+    let answered = bounded("the first client's answer", answers(theirs)).await;
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(answered[0]["id"], 1);
+    assert_eq!(answered[0]["result"]["content"][0]["text"], "done");
+    // A client's cancellation of its own call, in the call's batch, is the
+    // child's id of that call: the call's stream ends unanswered.
+    let cancelled = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}]"#;
+    let unanswered = answers(post_to(address, cancelled, &[]).await).await;
+    assert_eq!(unanswered, Vec::<Value>::new());
 }

@@ -1,0 +1,145 @@
+//! What each message of a line is, a batch's members read one by one: a
+//! request (its id, its method, its progress token), a notification (a
+//! cancellation names the request it cancels), a response (its id), or
+//! nothing JSON-RPC knows. Every mode reads a message's requests,
+//! cancellations and responses here, so that a member's id and its progress
+//! token are always the same member's, and an invalid member shifts no other.
+
+use serde_json::Value;
+
+/// One message, or one member of a batch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Member<'a> {
+    /// A method and an id: an answer is expected.
+    Request(Request<'a>),
+    /// A method and no id.
+    Notification(Notification<'a>),
+    /// An id and no method: an answer to a request of the other side.
+    Response { id: &'a Value },
+    /// Not an object, or a method that is not a string, or neither a method
+    /// nor an id: the receiver answers it as JSON-RPC says, if it can.
+    Invalid,
+}
+
+/// A request: what the bridge and the relays need of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Request<'a> {
+    pub(crate) id: &'a Value,
+    pub(crate) method: &'a str,
+    /// Its `params._meta.progressToken`: the progress notifications about it
+    /// name it.
+    pub(crate) progress_token: Option<&'a Value>,
+}
+
+/// A notification: its method and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Notification<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a Value>,
+}
+
+impl<'a> Notification<'a> {
+    /// The id of the request a `notifications/cancelled` cancels.
+    pub(crate) fn cancelled_id(&self) -> Option<&'a Value> {
+        self.param("notifications/cancelled", "requestId")
+    }
+
+    /// The token a `notifications/progress` reports on.
+    pub(crate) fn progress_token(&self) -> Option<&'a Value> {
+        self.param("notifications/progress", "progressToken")
+    }
+
+    fn param(&self, method: &str, name: &str) -> Option<&'a Value> {
+        (self.method == method).then(|| self.params?.get(name))?
+    }
+}
+
+impl<'a> Member<'a> {
+    /// What `message` (one message, not a batch) is.
+    pub(crate) fn of(message: &'a Value) -> Self {
+        let Some(object) = message.as_object() else {
+            return Self::Invalid;
+        };
+        let id = object.get("id");
+        match (object.get("method"), id) {
+            (Some(Value::String(method)), Some(id)) => Self::Request(Request {
+                id,
+                method,
+                progress_token: message.pointer("/params/_meta/progressToken"),
+            }),
+            (Some(Value::String(method)), None) => Self::Notification(Notification {
+                method,
+                params: object.get("params"),
+            }),
+            (None, Some(id)) => Self::Response { id },
+            _ => Self::Invalid,
+        }
+    }
+
+    /// The request this is, if it is one.
+    pub(crate) fn request(self) -> Option<Request<'a>> {
+        match self {
+            Self::Request(request) => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The id of the request this cancels, if it is a cancellation.
+    pub(crate) fn cancelled_id(self) -> Option<&'a Value> {
+        match self {
+            Self::Notification(notification) => notification.cancelled_id(),
+            _ => None,
+        }
+    }
+
+    /// The id this answers, if it is a response.
+    pub(crate) fn response_id(self) -> Option<&'a Value> {
+        match self {
+            Self::Response { id } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The members of `message`, in order: the message itself, or each member of
+/// a batch.
+pub(crate) fn members(message: &Value) -> Vec<Member<'_>> {
+    match message {
+        Value::Array(batch) => batch.iter().map(Member::of).collect(),
+        single => vec![Member::of(single)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_invalid_member_shifts_no_other() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": "x", "method": 5},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": {"progressToken": "p1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}},
+            {"jsonrpc": "2.0", "id": 9, "result": {}},
+            3,
+        ]);
+        let members = members(&batch);
+        assert_eq!(members[0], Member::Invalid);
+        let request = members[1].request().expect("a request");
+        assert_eq!(
+            (request.id, request.method, request.progress_token),
+            (&json!(1), "tools/call", Some(&json!("p1")))
+        );
+        assert_eq!(members[2].cancelled_id(), Some(&json!(7)));
+        assert_eq!(members[3].response_id(), Some(&json!(9)));
+        assert_eq!(members[4], Member::Invalid);
+    }
+
+    #[test]
+    fn a_cancellation_with_an_id_is_a_request_and_cancels_nothing() {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "notifications/cancelled", "params": {"requestId": 7}});
+        assert_eq!(Member::of(&message).cancelled_id(), None);
+    }
+}
