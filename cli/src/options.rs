@@ -82,6 +82,12 @@ pub(crate) struct Options {
     )]
     pub(crate) auth_token_file: Option<std::path::PathBuf>,
 
+    /// With --listen and COMMAND: serve browser clients whose pages come
+    /// from ORIGIN (e.g. https://mcp.example, a reverse proxy's), besides
+    /// the listen address's own origins; repeatable.
+    #[arg(long, value_name = "ORIGIN", value_parser = parse_origin, requires = "listen", conflicts_with = "upstream")]
+    pub(crate) allow_origin: Vec<String>,
+
     /// With --listen and COMMAND: serve an address that is not loopback
     /// without --auth-token-file (something in front authenticates).
     #[arg(long, requires = "listen", conflicts_with_all = ["upstream", "auth_token_file"])]
@@ -225,6 +231,22 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(sessions @ 1..) => Ok(sessions),
         _ => Err(format!("`{text}` is not a number of sessions (1 or more)")),
+    }
+}
+
+/// Reads an origin as a browser writes it in `Origin`: `http://` or
+/// `https://`, a host, and a port or none; no path.
+fn parse_origin(text: &str) -> Result<String, String> {
+    let host = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', '@', ' ']) => {
+            Ok(text.to_ascii_lowercase())
+        }
+        _ => Err(format!(
+            "`{text}` is not an origin: write it as a browser sends it, e.g. https://mcp.example or http://10.0.0.5:8080, without a path"
+        )),
     }
 }
 
@@ -402,6 +424,26 @@ mod tests {
         for args in refused {
             let args = ["mcp-tool-errors"].into_iter().chain(args.iter().copied());
             assert!(Options::try_parse_from(args).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn an_origin_is_a_scheme_and_a_host_and_a_port_or_none() {
+        assert_eq!(
+            parse_origin("https://MCP.example"),
+            Ok("https://mcp.example".to_owned())
+        );
+        assert!(parse_origin("http://10.0.0.5:8080").is_ok());
+        for wrong in [
+            "mcp.example",
+            "https://",
+            "https://mcp.example/",
+            "https://mcp.example/mcp",
+            "ftp://mcp.example",
+            "null",
+            "*",
+        ] {
+            assert!(parse_origin(wrong).is_err(), "{wrong}");
         }
     }
 

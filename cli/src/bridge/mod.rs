@@ -8,8 +8,9 @@
 //! The files: `endpoint` (the transport's requests, answered), `session`
 //! (one session's child, and where each of its lines goes), `sessions` (the
 //! open ones, their cap, their ends), `session_id` (minted at random),
-//! `pool` (the children that serve sessionless clients), `guard` (`Origin`
-//! and the bearer token).
+//! `pool` (the children that serve sessionless clients), `guard` (`Origin`,
+//! `Host` and the bearer token), `token_file` (the token, read again when
+//! its file changes).
 //!
 //! Every child is started from the main thread, whose runtime serves the
 //! bridge: it dies with the bridge (`PR_SET_PDEATHSIG` fires when the thread
@@ -22,6 +23,7 @@ mod pool;
 mod session;
 mod session_id;
 mod sessions;
+mod token_file;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
