@@ -6,13 +6,17 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_tool_errors::ToolErrorLayer;
 
-/// Wraps a stdio MCP server: tool errors become llmxml the model can read, hung
-/// tool calls are answered at their timeout, and a crashed server still answers.
+/// Wraps an MCP server: tool errors become llmxml the model can read, hung tool
+/// calls are answered at their timeout, and a crashed server still answers.
+/// Three modes: stdio (COMMAND's stdio relayed on this command's own), HTTP
+/// reverse proxy (--upstream URL --listen ADDR, in front of a Streamable HTTP
+/// server) and bridge (--listen ADDR COMMAND, the stdio server COMMAND served
+/// over Streamable HTTP, a child per session).
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR\n       mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]..."
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...                      (stdio)\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR           (HTTP reverse proxy)\n       mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]...   (bridge)"
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
