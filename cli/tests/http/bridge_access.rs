@@ -210,3 +210,59 @@ async fn the_log_shows_a_sessions_id_prefix_and_its_servers_pid_never_the_whole_
     let log = bridge.process.log();
     assert!(!log.contains(&session.id), "{log}");
 }
+
+#[tokio::test]
+async fn the_json_log_gives_a_sessions_id_prefix_and_its_servers_pid_as_fields() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let server = child(json!({}));
+    let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-tool-errors"))
+        .args(["--log-format", "json", "--listen", "127.0.0.1:0", "--"])
+        .arg(&server.program)
+        .args(&server.args)
+        .envs(server.env.iter().map(|(key, value)| (key, value)))
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let mut log = Vec::new();
+    // Reads the log until a line whose message starts with `start`.
+    let mut until = async |start: &str| {
+        bounded(start, async {
+            loop {
+                let line = lines.next_line().await.unwrap().expect("a log line");
+                // The child's own stderr passes as it is.
+                let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                log.push(line);
+                if event["message"].as_str().unwrap().starts_with(start) {
+                    return event;
+                }
+            }
+        })
+        .await
+    };
+    let listening = until("listening on").await;
+    let address: std::net::SocketAddr = listening["address"].as_str().unwrap().parse().unwrap();
+    let opened = crate::support::post_to(address, INITIALIZE, &[]).await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let id = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let pid = crate::process_support::children_of(bridge.id().unwrap())[0];
+    let started = until("session started").await;
+    assert_eq!(started["session"], id[..8]);
+    assert_eq!(started["pid"], pid);
+    let delete = Request::delete("/mcp")
+        .header("mcp-session-id", &id)
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    assert_eq!(send_to(address, delete).await.status(), StatusCode::OK);
+    let ended = until("session ended").await;
+    assert_eq!(ended["session"], id[..8]);
+    assert_eq!(ended["pid"], pid);
+    assert!(!log.iter().any(|line| line.contains(&id)), "{log:?}");
+}

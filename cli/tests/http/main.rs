@@ -10,7 +10,8 @@
 //! (`client_limits`, and the attacks they stop: `attack`), memory given back
 //! after a burst (`memory`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
-//! server (`bridge`) and who may use it (`bridge_access`), a worker per CPU (`workers`), and servers no one here wrote: one on
+//! server (`bridge`), who may use it (`bridge_access`) and what an operator
+//! probes of it (`bridge_operations`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), and the bridge in front of three stdio servers through the
 //! official clients (`bridge_servers`), all ignored unless
@@ -28,6 +29,7 @@ mod attack;
 mod bounds;
 mod bridge;
 mod bridge_access;
+mod bridge_operations;
 mod bridge_servers;
 mod cancelled;
 mod client_limits;
