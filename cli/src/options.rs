@@ -134,6 +134,17 @@ pub(crate) struct Options {
     #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "listen")]
     pub(crate) max_connections: Option<usize>,
 
+    /// Start the server's command (in the stdio mode and the bridge) with an
+    /// empty environment but for the variables --env names; without it, the
+    /// command gets this command's whole environment.
+    #[arg(long, conflicts_with = "upstream")]
+    pub(crate) env_clear: bool,
+
+    /// With --env-clear: pass the variable NAME, as this command has it, to
+    /// the server's command; repeatable (e.g. --env PATH --env HOME).
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name, requires = "env_clear")]
+    pub(crate) env: Vec<String>,
+
     /// With --upstream: what becomes of the X-Forwarded-For and Forwarded
     /// headers a client sent: `append` the client's address to them (behind a
     /// load balancer, which wrote them), or `replace` them with it (at the
@@ -251,6 +262,17 @@ fn parse_origin(text: &str) -> Result<String, String> {
         _ => Err(format!(
             "`{text}` is not an origin: write it as a browser sends it, e.g. https://mcp.example or http://10.0.0.5:8080, without a path"
         )),
+    }
+}
+
+/// Reads the name of `--env`: not empty, without `=`.
+fn parse_env_name(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.contains(['=', '\0']) {
+        Err(format!(
+            "`{text}` is not the name of a variable (--env NAME passes NAME's value)"
+        ))
+    } else {
+        Ok(text.to_owned())
     }
 }
 
@@ -448,6 +470,25 @@ mod tests {
             "*",
         ] {
             assert!(parse_origin(wrong).is_err(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn env_names_a_variable_and_goes_with_env_clear() {
+        let options =
+            Options::try_parse_from(["mcp-tool-errors", "--env-clear", "--env", "PATH", "s"])
+                .expect("valid");
+        assert!(options.env_clear);
+        assert_eq!(options.env, ["PATH"]);
+        for refused in [
+            &["--env", "PATH", "s"][..],
+            &["--env-clear", "--env", "A=1", "s"][..],
+            &["--env-clear", "--env", "", "s"][..],
+        ] {
+            let args = ["mcp-tool-errors"]
+                .into_iter()
+                .chain(refused.iter().copied());
+            assert!(Options::try_parse_from(args).is_err(), "{refused:?}");
         }
     }
 

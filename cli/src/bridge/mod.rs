@@ -39,7 +39,7 @@ use crate::http::client_limits::{self, ClientLimits};
 use crate::http::connections::Connections;
 use crate::http::stopping::Stopping;
 use crate::options::Options;
-use crate::stdio::exit_status;
+use crate::stdio::{environment, exit_status};
 
 /// The endpoint's path when `--path` is not given.
 const DEFAULT_PATH: &str = "/mcp";
@@ -47,7 +47,7 @@ const DEFAULT_PATH: &str = "/mcp";
 /// Serves `listen` until the process is stopped; returns the exit status.
 pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i32 {
     let program = &options.command[0];
-    if let Err(error) = executable::find(program, std::env::var_os("PATH").as_deref()) {
+    if let Err(error) = executable::find(program, environment::search_path(&options).as_deref()) {
         event!(error, program, %error, "cannot start `{program}`: {error}");
         return exit_status::spawn_failure(&error);
     }
