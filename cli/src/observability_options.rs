@@ -1,5 +1,5 @@
 //! The options of what an operator sees of the command: its log's format and,
-//! in the HTTP mode, the health endpoints. OTLP export is configured by the
+//! in the modes that listen, the health endpoints. OTLP export is configured by the
 //! OpenTelemetry environment variables, not by options (`telemetry`).
 
 use std::net::SocketAddr;
@@ -13,15 +13,10 @@ pub(crate) struct ObservabilityOptions {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,
 
-    /// With --upstream: serve `GET /livez` (200 while the process runs) and
+    /// With --listen: serve `GET /livez` (200 while the process runs) and
     /// `GET /readyz` (200 while accepting connections, 503 from the moment a
     /// drain starts) on ADDR, a listener of their own (e.g. 0.0.0.0:9090).
-    #[arg(
-        long,
-        value_name = "ADDR",
-        requires = "upstream",
-        conflicts_with = "command"
-    )]
+    #[arg(long, value_name = "ADDR", requires = "listen")]
     pub(crate) admin_listen: Option<SocketAddr>,
 }
 
@@ -54,12 +49,22 @@ mod tests {
     }
 
     #[test]
-    fn the_admin_listener_goes_with_upstream_only() {
+    fn the_admin_listener_goes_with_listen_only() {
         let options = http_options(&["--admin-listen", "127.0.0.1:9090"]);
         assert_eq!(
             options.observability.admin_listen,
             Some("127.0.0.1:9090".parse().expect("an address"))
         );
+        let bridge = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--admin-listen",
+            "127.0.0.1:0",
+            "--listen",
+            "127.0.0.1:0",
+            "s",
+        ])
+        .expect("the bridge's probes");
+        assert!(bridge.observability.admin_listen.is_some());
         assert!(
             Options::try_parse_from(["mcp-tool-errors", "--admin-listen", "127.0.0.1:0", "s"])
                 .is_err()

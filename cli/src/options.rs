@@ -6,13 +6,17 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_tool_errors::ToolErrorLayer;
 
-/// Wraps a stdio MCP server: tool errors become llmxml the model can read, hung
-/// tool calls are answered at their timeout, and a crashed server still answers.
+/// Wraps an MCP server: tool errors become llmxml the model can read, hung tool
+/// calls are answered at their timeout, and a crashed server still answers.
+/// Three modes: stdio (COMMAND's stdio relayed on this command's own), HTTP
+/// reverse proxy (--upstream URL --listen ADDR, in front of a Streamable HTTP
+/// server) and bridge (--listen ADDR COMMAND, the stdio server COMMAND served
+/// over Streamable HTTP, a child per session).
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-tool-errors",
     version,
-    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR\n       mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]..."
+    override_usage = "mcp-tool-errors [OPTIONS] COMMAND [ARGS]...                      (stdio)\n       mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR           (HTTP reverse proxy)\n       mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]...   (bridge)"
 )]
 pub(crate) struct Options {
     /// Answer a tools/call that the server has not answered after DURATION
@@ -82,6 +86,12 @@ pub(crate) struct Options {
     )]
     pub(crate) auth_token_file: Option<std::path::PathBuf>,
 
+    /// With --listen and COMMAND: serve browser clients whose pages come
+    /// from ORIGIN (e.g. https://mcp.example, a reverse proxy's), besides
+    /// the listen address's own origins; repeatable.
+    #[arg(long, value_name = "ORIGIN", value_parser = parse_origin, requires = "listen", conflicts_with = "upstream")]
+    pub(crate) allow_origin: Vec<String>,
+
     /// With --listen and COMMAND: serve an address that is not loopback
     /// without --auth-token-file (something in front authenticates).
     #[arg(long, requires = "listen", conflicts_with_all = ["upstream", "auth_token_file"])]
@@ -123,6 +133,17 @@ pub(crate) struct Options {
     /// each connection has one to the upstream.
     #[arg(long, value_name = "N", value_parser = parse_max_connections, requires = "listen")]
     pub(crate) max_connections: Option<usize>,
+
+    /// Start the server's command (in the stdio mode and the bridge) with an
+    /// empty environment but for the variables --env names; without it, the
+    /// command gets this command's whole environment.
+    #[arg(long, conflicts_with = "upstream")]
+    pub(crate) env_clear: bool,
+
+    /// With --env-clear: pass the variable NAME, as this command has it, to
+    /// the server's command; repeatable (e.g. --env PATH --env HOME).
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name, requires = "env_clear")]
+    pub(crate) env: Vec<String>,
 
     /// With --upstream: what becomes of the X-Forwarded-For and Forwarded
     /// headers a client sent: `append` the client's address to them (behind a
@@ -225,6 +246,33 @@ fn parse_max_sessions(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(sessions @ 1..) => Ok(sessions),
         _ => Err(format!("`{text}` is not a number of sessions (1 or more)")),
+    }
+}
+
+/// Reads an origin as a browser writes it in `Origin`: `http://` or
+/// `https://`, a host, and a port or none; no path.
+fn parse_origin(text: &str) -> Result<String, String> {
+    let host = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"));
+    match host {
+        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', '@', ' ']) => {
+            Ok(text.to_ascii_lowercase())
+        }
+        _ => Err(format!(
+            "`{text}` is not an origin: write it as a browser sends it, e.g. https://mcp.example or http://10.0.0.5:8080, without a path"
+        )),
+    }
+}
+
+/// Reads the name of `--env`: not empty, without `=`.
+fn parse_env_name(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.contains(['=', '\0']) {
+        Err(format!(
+            "`{text}` is not the name of a variable (--env NAME passes NAME's value)"
+        ))
+    } else {
+        Ok(text.to_owned())
     }
 }
 
@@ -401,6 +449,45 @@ mod tests {
         ];
         for args in refused {
             let args = ["mcp-tool-errors"].into_iter().chain(args.iter().copied());
+            assert!(Options::try_parse_from(args).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn an_origin_is_a_scheme_and_a_host_and_a_port_or_none() {
+        assert_eq!(
+            parse_origin("https://MCP.example"),
+            Ok("https://mcp.example".to_owned())
+        );
+        assert!(parse_origin("http://10.0.0.5:8080").is_ok());
+        for wrong in [
+            "mcp.example",
+            "https://",
+            "https://mcp.example/",
+            "https://mcp.example/mcp",
+            "ftp://mcp.example",
+            "null",
+            "*",
+        ] {
+            assert!(parse_origin(wrong).is_err(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn env_names_a_variable_and_goes_with_env_clear() {
+        let options =
+            Options::try_parse_from(["mcp-tool-errors", "--env-clear", "--env", "PATH", "s"])
+                .expect("valid");
+        assert!(options.env_clear);
+        assert_eq!(options.env, ["PATH"]);
+        for refused in [
+            &["--env", "PATH", "s"][..],
+            &["--env-clear", "--env", "A=1", "s"][..],
+            &["--env-clear", "--env", "", "s"][..],
+        ] {
+            let args = ["mcp-tool-errors"]
+                .into_iter()
+                .chain(refused.iter().copied());
             assert!(Options::try_parse_from(args).is_err(), "{refused:?}");
         }
     }

@@ -1,5 +1,6 @@
-//! The command line: durations, the byte limit, and the statuses of a command
-//! that cannot run.
+//! The command line: durations, the byte limit, the modes `--help` names,
+//! and the statuses of a command that cannot run, in the stdio mode and the
+//! bridge.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -89,6 +90,62 @@ async fn a_command_that_exists_but_cannot_run_exits_126() {
             stderr.contains(&format!("cannot start `{program}`")),
             "{stderr}"
         );
+    }
+}
+
+#[tokio::test]
+async fn the_bridge_finds_a_command_that_cannot_start_at_its_start_as_the_stdio_mode_does() {
+    let directory = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let not_executable = directory.join("bridge-not-executable-server");
+    std::fs::write(&not_executable, "#!/bin/sh\nexit 0\n").expect("a file is written");
+    std::fs::set_permissions(&not_executable, std::fs::Permissions::from_mode(0o644))
+        .expect("its mode is set");
+    for (program, code) in [
+        ("/nonexistent/server", 127),
+        ("no-such-server-on-the-path", 127),
+        (not_executable.to_str().expect("a UTF-8 path"), 126),
+        (directory.to_str().expect("a UTF-8 path"), 126),
+    ] {
+        let stdio = run_wrapper(&["--", program]).await;
+        let bridge = run_wrapper(&["--listen", "127.0.0.1:0", "--", program]).await;
+        let stderr = String::from_utf8_lossy(&bridge.stderr);
+        assert_eq!(bridge.status.code(), Some(code), "{program}: {stderr}");
+        assert_eq!(stdio.status.code(), Some(code), "{program}");
+        assert_eq!(stderr, String::from_utf8_lossy(&stdio.stderr), "{program}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("cannot start `{program}`")),
+            "{stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn help_names_the_three_modes_with_a_usage_line_for_each() {
+    let output = run_wrapper(&["--help"]).await;
+    let help = String::from_utf8(output.stdout).expect("UTF-8");
+    let usage: Vec<&str> = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Usage:"))
+        .take(3)
+        .collect();
+    let words = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        usage.iter().map(|line| words(line)).collect::<Vec<_>>(),
+        [
+            "Usage: mcp-tool-errors [OPTIONS] COMMAND [ARGS]... (stdio)",
+            "mcp-tool-errors [OPTIONS] --upstream URL --listen ADDR (HTTP reverse proxy)",
+            "mcp-tool-errors [OPTIONS] --listen ADDR [--] COMMAND [ARGS]... (bridge)",
+        ],
+        "{help}"
+    );
+    let summary = words(help.split("Usage:").next().expect("a summary"));
+    for mode in [
+        "Three modes: stdio",
+        "HTTP reverse proxy (--upstream URL --listen ADDR",
+        "bridge (--listen ADDR COMMAND",
+    ] {
+        assert!(summary.contains(mode), "{mode:?} is not in: {summary}");
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `mcp-tool-errors` command over real pipes: against a scripted child
 //! (`scripted`), a server on the official Python SDK (`python`) and the
 //! TypeScript reference server (`everything`), and launched by the MCP
-//! Inspector's CLI (`inspector`).
+//! Inspector's CLI (`inspector`); the child's environment (`environment`).
 //!
 //! The Python and TypeScript servers and the Inspector are installed by
 //! `scripts/install-test-servers.sh` into `.tools/`; their tests are ignored
@@ -17,6 +17,7 @@ mod example;
 mod child_output;
 mod command_line;
 mod depth;
+mod environment;
 mod everything;
 mod in_flight;
 mod inspector;

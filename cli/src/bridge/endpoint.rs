@@ -393,7 +393,7 @@ fn not_found() -> Response<ProxyBody> {
     json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
 }
 
-fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
+pub(super) fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "error": {"code": code, "message": message},

@@ -1,15 +1,27 @@
-//! Who may use the bridge: a request whose `Origin` is not the listen
-//! address's own is refused `403` (the specification's defence against DNS
-//! rebinding: a web page can make a browser send requests to a loopback
-//! address under a name of its own, but cannot change the `Origin` the
-//! browser writes), and with `--auth-token-file` a request without
-//! `Authorization: Bearer TOKEN` is refused `401`.
+//! Who may use the bridge, checked on every request before anything else:
+//!
+//! - a request whose `Origin` is neither the listen address's own nor one
+//!   `--allow-origin` names is refused `403` (the specification's defence
+//!   against DNS rebinding: a web page can make a browser send requests to a
+//!   loopback address under a name of its own, but cannot change the
+//!   `Origin` the browser writes);
+//! - on a loopback listener, a request whose `Host` is not a loopback name
+//!   (`localhost`, `127.0.0.1`, `[::1]`) or the listen address, whatever the
+//!   port, is refused `403`, as the TypeScript SDK's servers refuse it: the
+//!   second defence against DNS rebinding, which a browser's own requests
+//!   (no `Origin` on a same-origin `GET`) would pass otherwise. A request
+//!   without `Host` comes from no browser, and is served;
+//! - with `--auth-token-file`, a request without `Authorization: Bearer
+//!   TOKEN` is refused `401`; the scheme is read in any case and after it
+//!   one or more spaces (RFC 7235, RFC 6750), and the token is the file's
+//!   ([`TokenFile`], read again when it changes).
 //!
 //! An `Origin` is the listen address's own when its host is the listen
 //! address itself, any address literal when the bridge listens on every
 //! address, or `localhost` when it listens on loopback; and its port is the
 //! listen port. A name other than `localhost` is never the bridge's own: it
-//! is what DNS rebinding uses.
+//! is what DNS rebinding uses; a reverse proxy's name is given with
+//! `--allow-origin`.
 //!
 //! Listening on an address that is not loopback without a token is refused
 //! at start, unless `--allow-unauthenticated` says something in front
@@ -20,38 +32,30 @@ use std::net::{IpAddr, SocketAddr};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use crate::http::body::{ProxyBody, whole};
+use crate::bridge::endpoint::json_error;
+use crate::bridge::token_file::TokenFile;
+use crate::http::body::ProxyBody;
 use crate::options::Options;
+
+/// The names of loopback a `Host` may hold on a loopback listener, as the
+/// TypeScript SDK's `localhostAllowedHostnames` lists them.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// The checks on every request.
 #[derive(Debug)]
 pub(crate) struct Guard {
     listen: SocketAddr,
-    /// `Bearer TOKEN`, as the header must hold it.
-    authorization: Option<Vec<u8>>,
+    /// `--allow-origin`, lowercase.
+    allowed_origins: Vec<String>,
+    token: Option<TokenFile>,
 }
 
 impl Guard {
-    /// The checks the options ask for; why the bridge must not start, when
-    /// it must not.
+    /// The checks the options ask for; why the bridge must not start, when it
+    /// must not.
     pub(crate) fn new(options: &Options, listen: SocketAddr) -> Result<Self, String> {
-        let authorization = match &options.auth_token_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    format!(
-                        "cannot read the token (--auth-token-file {}): {error}",
-                        path.display()
-                    )
-                })?;
-                let token = text.lines().next().unwrap_or_default().trim();
-                if token.is_empty() {
-                    return Err(format!(
-                        "the token file {} is empty (--auth-token-file)",
-                        path.display()
-                    ));
-                }
-                Some(format!("Bearer {token}").into_bytes())
-            }
+        let token = match &options.auth_token_file {
+            Some(path) => Some(TokenFile::open(path)?),
             None if !listen.ip().is_loopback() && !options.allow_unauthenticated => {
                 return Err(format!(
                     "refusing to serve the server to every client that can reach {listen} \
@@ -64,28 +68,36 @@ impl Guard {
         };
         Ok(Self {
             listen,
-            authorization,
+            allowed_origins: options.allow_origin.clone(),
+            token,
         })
     }
 
     /// The answer refusing a request with `headers`, if it is refused.
     pub(crate) fn refusal(&self, headers: &HeaderMap) -> Option<Response<ProxyBody>> {
         if let Some(origin) = headers.get(header::ORIGIN)
-            && !self.is_own_origin(origin)
+            && !self.is_allowed_origin(origin)
         {
-            return Some(refused(
+            return Some(json_error(
                 StatusCode::FORBIDDEN,
+                -32000,
                 "Forbidden: the Origin is not this server's",
             ));
         }
-        if let Some(expected) = &self.authorization {
+        if let Some(host) = headers.get(header::HOST)
+            && !self.is_own_host(host)
+        {
+            let message = format!("Invalid Host: {}", String::from_utf8_lossy(host.as_bytes()));
+            return Some(json_error(StatusCode::FORBIDDEN, -32000, &message));
+        }
+        if let Some(token) = &self.token {
             let given = headers
                 .get(header::AUTHORIZATION)
-                .map(HeaderValue::as_bytes)
-                .unwrap_or_default();
-            if !same_bytes(given, expected) {
-                let mut response = refused(
+                .and_then(|value| bearer_token(value.as_bytes()));
+            if !given.is_some_and(|given| token.matches(given)) {
+                let mut response = json_error(
                     StatusCode::UNAUTHORIZED,
+                    -32000,
                     "Unauthorized: a bearer token is required",
                 );
                 response.headers_mut().insert(
@@ -96,6 +108,15 @@ impl Guard {
             }
         }
         None
+    }
+
+    fn is_allowed_origin(&self, origin: &HeaderValue) -> bool {
+        self.is_own_origin(origin)
+            || origin.to_str().is_ok_and(|origin| {
+                self.allowed_origins
+                    .iter()
+                    .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+            })
     }
 
     fn is_own_origin(&self, origin: &HeaderValue) -> bool {
@@ -119,27 +140,54 @@ impl Guard {
             Err(_) => host.eq_ignore_ascii_case("localhost") && self.listen.ip().is_loopback(),
         }
     }
-}
 
-/// Whether `given` and `expected` are equal, in a time that depends on their
-/// lengths only.
-fn same_bytes(given: &[u8], expected: &[u8]) -> bool {
-    given.len() == expected.len()
-        && given
+    /// Whether `host` names this listener: any `Host` when it does not
+    /// listen on loopback (the token guards it, and a proxy in front writes
+    /// names of its own); else a loopback name or the listen address, with
+    /// any port or none.
+    fn is_own_host(&self, host: &HeaderValue) -> bool {
+        if !self.listen.ip().is_loopback() {
+            return true;
+        }
+        let Ok(host) = host.to_str() else {
+            return false;
+        };
+        let name = without_port(host);
+        LOOPBACK_NAMES
             .iter()
-            .zip(expected)
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
+            .any(|loopback| loopback.eq_ignore_ascii_case(name))
+            || name
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .is_ok_and(|ip| ip == self.listen.ip())
+    }
 }
 
-fn refused(status: StatusCode, message: &str) -> Response<ProxyBody> {
-    let mut response = Response::new(whole(format!("{message}\n")));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+/// The host of a `Host` header, its port (if any) taken off: `[::1]` of
+/// `[::1]:8080`, `localhost` of `localhost:8080`.
+fn without_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if port.bytes().all(|byte| byte.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+/// The token of `Authorization: Bearer TOKEN`: the scheme in any case, then
+/// one or more spaces (RFC 7235 section 2.1, RFC 6750 section 2.1).
+fn bearer_token(authorization: &[u8]) -> Option<&[u8]> {
+    let space = authorization.iter().position(|byte| *byte == b' ')?;
+    let (scheme, rest) = authorization.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii_start();
+    (!token.is_empty()).then_some(token)
 }
 
 #[cfg(test)]
@@ -149,7 +197,8 @@ mod tests {
     fn guard(listen: &str) -> Guard {
         Guard {
             listen: listen.parse().unwrap(),
-            authorization: None,
+            allowed_origins: vec!["https://mcp.example".to_owned()],
+            token: None,
         }
     }
 
@@ -180,11 +229,68 @@ mod tests {
         assert!(!own(&guard, "http://mcp.example"));
     }
 
+    fn own_host(guard: &Guard, host: &str) -> bool {
+        guard.is_own_host(&HeaderValue::from_str(host).unwrap())
+    }
+
     #[test]
-    fn tokens_compare_whole() {
-        assert!(same_bytes(b"Bearer abc", b"Bearer abc"));
-        assert!(!same_bytes(b"Bearer abd", b"Bearer abc"));
-        assert!(!same_bytes(b"Bearer ab", b"Bearer abc"));
-        assert!(!same_bytes(b"", b"Bearer abc"));
+    fn an_allowed_origin_is_served_as_the_listeners_own() {
+        let guard = guard("127.0.0.1:8080");
+        let allowed = |origin| guard.is_allowed_origin(&HeaderValue::from_static(origin));
+        assert!(allowed("https://mcp.example"));
+        assert!(allowed("https://MCP.example"));
+        assert!(allowed("http://localhost:8080"));
+        assert!(!allowed("http://mcp.example"));
+        assert!(!allowed("https://mcp.example:8443"));
+        assert!(!allowed("https://mcp.example.evil"));
+    }
+
+    #[test]
+    fn a_loopback_listener_owns_the_loopback_names_and_its_address_on_any_port() {
+        let guard = guard("127.0.0.2:8080");
+        for host in [
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1:9",
+            "127.0.0.1",
+            "[::1]",
+            "[::1]:8080",
+            "127.0.0.2:8080",
+        ] {
+            assert!(own_host(&guard, host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "127.0.0.3:8080",
+            "::1",
+            "[::2]:8080",
+            "",
+        ] {
+            assert!(!own_host(&guard, host), "{host}");
+        }
+        assert!(own_host(&super::tests::guard("[::1]:80"), "[::1]:80"));
+        assert!(own_host(&super::tests::guard("0.0.0.0:80"), "evil.example"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case_after_one_or_more_spaces() {
+        for (header, token) in [
+            ("Bearer abc", Some("abc")),
+            ("bearer abc", Some("abc")),
+            ("BEARER  abc", Some("abc")),
+            ("Bearer", None),
+            ("Bearer ", None),
+            ("Basic abc", None),
+            ("Bearerabc", None),
+            ("Bearers abc", None),
+        ] {
+            assert_eq!(
+                bearer_token(header.as_bytes()),
+                token.map(str::as_bytes),
+                "{header}"
+            );
+        }
     }
 }

@@ -8,8 +8,10 @@
 //! The files: `endpoint` (the transport's requests, answered), `session`
 //! (one session's child, and where each of its lines goes), `sessions` (the
 //! open ones, their cap, their ends), `session_id` (minted at random),
-//! `pool` (the children that serve sessionless clients), `guard` (`Origin`
-//! and the bearer token).
+//! `pool` (the children that serve sessionless clients), `executable` (the
+//! command looked up at start), `guard` (`Origin`,
+//! `Host` and the bearer token), `token_file` (the token, read again when
+//! its file changes).
 //!
 //! Every child is started from the main thread, whose runtime serves the
 //! bridge: it dies with the bridge (`PR_SET_PDEATHSIG` fires when the thread
@@ -17,11 +19,13 @@
 //! session's end signals.
 
 mod endpoint;
+mod executable;
 mod guard;
 mod pool;
 mod session;
 mod session_id;
 mod sessions;
+mod token_file;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,12 +39,18 @@ use crate::http::client_limits::{self, ClientLimits};
 use crate::http::connections::Connections;
 use crate::http::stopping::Stopping;
 use crate::options::Options;
+use crate::stdio::{environment, exit_status};
 
 /// The endpoint's path when `--path` is not given.
 const DEFAULT_PATH: &str = "/mcp";
 
 /// Serves `listen` until the process is stopped; returns the exit status.
 pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i32 {
+    let program = &options.command[0];
+    if let Err(error) = executable::find(program, environment::search_path(&options).as_deref()) {
+        event!(error, program, %error, "cannot start `{program}`: {error}");
+        return exit_status::spawn_failure(&error);
+    }
     let listener = bind(listen).and_then(|listener| {
         let address = listener.local_addr()?;
         Ok((listener, address))

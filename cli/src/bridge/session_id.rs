@@ -1,6 +1,7 @@
 //! A session's id, as the bridge mints it: 128 random bits from the system's
 //! generator (`getrandom(2)`), written as 32 lowercase hexadecimal digits, so
-//! that no client can guess another's session.
+//! that no client can guess another's session. The log shows its first 8
+//! digits only: enough to follow a session, too few to use it.
 
 /// A new session id.
 pub(crate) fn mint() -> std::io::Result<String> {
@@ -23,6 +24,14 @@ pub(crate) fn mint() -> std::io::Result<String> {
         }
     }
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// How many of an id's digits the log shows.
+const SHOWN_DIGITS: usize = 8;
+
+/// What the log shows of the session id `id`: its first 8 digits.
+pub(crate) fn prefix(id: &str) -> &str {
+    id.get(..SHOWN_DIGITS).unwrap_or(id)
 }
 
 #[cfg(test)]

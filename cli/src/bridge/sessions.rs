@@ -92,11 +92,13 @@ impl Sessions {
             })?;
         table.insert(session.id().to_owned(), session.clone());
         drop(table);
+        let shown = session_id::prefix(session.id()).to_owned();
+        let pid = relay.pid().unwrap_or_default();
         event!(
             info,
-            session = session.id(),
-            pid = relay.pid(),
-            "session started"
+            session = shown,
+            pid,
+            "session started: {shown}, the server's pid {pid}"
         );
         let sessions = self.clone();
         let ended = session.clone();
@@ -111,18 +113,23 @@ impl Sessions {
             match status {
                 Ok(status) if asked || status.success() => event!(
                     info,
-                    session = ended.id(),
+                    session = shown,
+                    pid,
                     exit_status = describe(status),
-                    "session ended"
+                    "session ended: {shown}, the server's pid {pid} exited with {}",
+                    describe(status)
                 ),
                 Ok(status) => event!(
                     warn,
-                    session = ended.id(),
+                    session = shown,
+                    pid,
                     exit_status = describe(status),
-                    "the server exited with {}: its session ended",
+                    "the server exited with {}: session ended: {shown}, the server's pid {pid}",
                     describe(status)
                 ),
-                Err(error) => crate::log(&format!("cannot wait for a session's server: {error}")),
+                Err(error) => crate::log(&format!(
+                    "cannot wait for the server of session {shown} (pid {pid}): {error}"
+                )),
             }
         });
         Ok(session)
@@ -160,7 +167,8 @@ impl Sessions {
                 .cloned()
                 .collect();
             for session in idle {
-                event!(info, session = session.id(), "session idle: ending it");
+                let shown = session_id::prefix(session.id());
+                event!(info, session = shown, "session idle: ending it: {shown}");
                 session.end().await;
             }
         }

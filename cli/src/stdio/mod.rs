@@ -11,12 +11,14 @@
 //! side of the pipes), `from_client` and `from_child` (the threads relaying
 //! each direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an
-//! id in flight), `exit_status`, and `relay` (one child relayed to one
+//! id in flight), `exit_status`, `environment` (what the child's environment
+//! holds), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
 //! sessions').
 
 pub(crate) mod child;
 pub(crate) mod client_io;
+pub(crate) mod environment;
 pub(crate) mod exit_status;
 mod from_child;
 mod from_client;

@@ -18,7 +18,7 @@ use crate::stdio::child::Child;
 use crate::stdio::client_io::ClientOutput;
 use crate::stdio::exit_status::describe;
 use crate::stdio::stack::Stack;
-use crate::stdio::{from_child, from_client};
+use crate::stdio::{environment, from_child, from_client};
 
 /// How long the child may take to exit after the client closed stdin, or after
 /// it closed its stdout, before it is killed.
@@ -79,6 +79,7 @@ impl Relay {
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
         signals::isolate(&mut spawned);
+        environment::apply(options, &mut spawned);
         let mut process = spawned.spawn().map_err(StartError::Spawn)?;
         let output = Arc::new(client.output);
         // The pipes as blocking files, for the threads that relay them.

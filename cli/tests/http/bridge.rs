@@ -18,28 +18,28 @@ use crate::support::{
 };
 
 /// The `initialize` a client sends.
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
 
 /// The child's answer to `initialize`.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}}"#;
 
 /// A scripted child that answers `initialize`, and `script`'s other entries.
-fn child(mut on: Value) -> Server {
+pub(crate) fn child(mut on: Value) -> Server {
     on["initialize"] = json!([send(INITIALIZED)]);
     Server::scripted(json!({ "on": on }))
 }
 
 /// The command as a bridge in front of `server`, with `options`.
-struct Bridge {
-    process: ListeningProcess,
+pub(crate) struct Bridge {
+    pub(crate) process: ListeningProcess,
 }
 
 impl Bridge {
-    async fn start(options: &[&str], server: &Server) -> Self {
+    pub(crate) async fn start(options: &[&str], server: &Server) -> Self {
         Self::start_at("127.0.0.1:0", options, server).await
     }
 
-    async fn start_at(listen: &str, options: &[&str], server: &Server) -> Self {
+    pub(crate) async fn start_at(listen: &str, options: &[&str], server: &Server) -> Self {
         let mut command = Command::new(Path::new(env!("CARGO_BIN_EXE_mcp-tool-errors")));
         command
             .args(options)
@@ -51,16 +51,19 @@ impl Bridge {
         Self { process }
     }
 
-    fn children(&self) -> Vec<u32> {
+    pub(crate) fn children(&self) -> Vec<u32> {
         children_of(self.process.pid())
     }
 
     /// Opens a session: its id and the answer to `initialize`.
-    async fn open(&self) -> Session {
+    pub(crate) async fn open(&self) -> Session {
         self.open_with(&[]).await.expect("a session")
     }
 
-    async fn open_with(&self, headers: &[(&str, &str)]) -> Result<Session, Response<Incoming>> {
+    pub(crate) async fn open_with(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Result<Session, Response<Incoming>> {
         let response = post_to(self.process.address, INITIALIZE, headers).await;
         if response.status() != StatusCode::OK {
             return Err(response);
@@ -83,25 +86,25 @@ impl Bridge {
 }
 
 /// A client's session with the bridge.
-struct Session {
-    address: std::net::SocketAddr,
-    id: String,
-    initialized: Value,
+pub(crate) struct Session {
+    pub(crate) address: std::net::SocketAddr,
+    pub(crate) id: String,
+    pub(crate) initialized: Value,
 }
 
 impl Session {
-    async fn post(&self, body: &str) -> Response<Incoming> {
+    pub(crate) async fn post(&self, body: &str) -> Response<Incoming> {
         post_to(self.address, body, &[("mcp-session-id", &self.id)]).await
     }
 
     /// Posts `body` and reads its stream to its end: the events' data.
-    async fn call(&self, body: &str) -> Vec<Value> {
+    pub(crate) async fn call(&self, body: &str) -> Vec<Value> {
         let response = self.post(body).await;
         assert_eq!(response.status(), StatusCode::OK);
         answers(response).await
     }
 
-    async fn delete(&self) -> StatusCode {
+    pub(crate) async fn delete(&self) -> StatusCode {
         let request = Request::delete("/mcp")
             .header("mcp-session-id", &self.id)
             .body(http_body_util::Empty::<Bytes>::new())
@@ -111,7 +114,7 @@ impl Session {
 }
 
 /// Every event's data of a stream, to its end.
-async fn answers(response: Response<Incoming>) -> Vec<Value> {
+pub(crate) async fn answers(response: Response<Incoming>) -> Vec<Value> {
     let mut events = Events::new(response);
     let mut data = Vec::new();
     while let Some(event) = events.next().await {
@@ -491,7 +494,7 @@ async fn listening_off_loopback_without_a_token_is_refused_at_start() {
 
 /// A stdio server in a few lines of Python: it answers `initialize`, and a
 /// `tools/call` a second after it came.
-const SLOW_CHILD: &str = r#"
+pub(crate) const SLOW_CHILD: &str = r#"
 import json, sys, time
 for line in sys.stdin:
     message = json.loads(line)

@@ -273,7 +273,7 @@ async fn one_response(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 }
 
 /// The status of `GET path` on the health listener at `address`.
-async fn probe(address: std::net::SocketAddr, path: &str) -> hyper::StatusCode {
+pub(crate) async fn probe(address: std::net::SocketAddr, path: &str) -> hyper::StatusCode {
     let request = hyper::Request::get(path)
         .header("host", "health")
         .body(http_body_util::Empty::<hyper::body::Bytes>::new())

@@ -10,8 +10,11 @@
 //! (`client_limits`, and the attacks they stop: `attack`), memory given back
 //! after a burst (`memory`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
-//! server (`bridge`), the same random traffic through the three modes against
-//! the library over JSON (`same_traffic`), a worker per CPU (`workers`), and servers no one here wrote: one on
+//! server (`bridge`), who may use it (`bridge_access`), what an operator
+//! probes of it (`bridge_operations`) and its children's environment
+//! (`bridge_environment`), the same random traffic through the three modes
+//! against the library over JSON (`same_traffic`), a worker per CPU
+//! (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), and the bridge in front of three stdio servers through the
 //! official clients (`bridge_servers`), all ignored unless
@@ -28,6 +31,9 @@ mod process_support;
 mod attack;
 mod bounds;
 mod bridge;
+mod bridge_access;
+mod bridge_environment;
+mod bridge_operations;
 mod bridge_servers;
 mod cancelled;
 mod client_limits;
