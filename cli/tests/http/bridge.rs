@@ -743,3 +743,79 @@ async fn a_sessionless_client_reaches_none_of_another_clients_calls() {
     let unanswered = answers(post_to(address, cancelled, &[]).await).await;
     assert_eq!(unanswered, Vec::<Value>::new());
 }
+
+/// A stdio server in a few lines of Python that answers `tools/call huge`
+/// with 100 MiB (the id first, as the Python SDK writes it), `tools/call
+/// last` with 20 MiB (the id last, as the TypeScript SDK writes it), and
+/// `tools/call endless` with a line that never ends.
+const LARGE_CHILD: &str = r#"
+import json, sys
+MiB = 1024 * 1024
+def write(text):
+    sys.stdout.write(text)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    id = json.dumps(message["id"])
+    name = message.get("params", {}).get("name")
+    if name == "huge":
+        write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
+        for _ in range(100):
+            write("x" * MiB)
+        write('"}]}}\n')
+    elif name == "last":
+        write('{"result":{"content":[{"type":"text","text":"' + "x" * (20 * MiB) + '"}]},"jsonrpc":"2.0","id":%s}\n' % id)
+    elif name == "endless":
+        write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
+        for _ in range(300):
+            write("x" * MiB)
+        sys.stdout.flush()
+        print("endless line sent", file=sys.stderr, flush=True)
+        for _ in sys.stdin:
+            pass
+        sys.exit(0)
+    else:
+        write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "large", "version": "1"}}}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// The peak resident memory of `pid`, in bytes (`VmHWM`).
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|kib| kib.parse().ok())
+        .expect("a size in kB");
+    kib * 1024
+}
+
+#[tokio::test]
+async fn a_line_of_the_child_past_the_bound_is_dropped_as_it_comes_and_its_call_answered() {
+    let bridge = Bridge::start(&[], &Server::new("python3", &["-c", LARGE_CHILD])).await;
+    let session = bridge.open().await;
+    for (id, tool) in [(1, "huge"), (2, "last"), (3, "endless")] {
+        let answered = bounded("the call's answer", session.call(&tool_call(id, tool))).await;
+        assert_eq!(answered.len(), 1, "{tool}");
+        assert_eq!(answered[0]["id"], id);
+        assert_eq!(
+            answered[0]["result"]["content"][0]["text"],
+            render_error(
+                tool,
+                "The server's answer is larger than 16777216 bytes (--max-message-bytes): it was not read."
+            ),
+        );
+    }
+    bridge.process.log_shows("endless line sent").await;
+    let peak = peak_memory(bridge.process.pid());
+    eprintln!(
+        "the bridge's peak resident memory: {} MiB",
+        peak / (1024 * 1024)
+    );
+    assert!(peak < 80 * 1024 * 1024, "{peak} bytes");
+}
