@@ -404,6 +404,46 @@ async fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
 }
 
 #[tokio::test]
+async fn a_session_whose_client_went_away_mid_call_ends_at_the_idle_timeout() {
+    // The child answers neither the call nor an `initialize` with the id
+    // "never"; each client hangs up waiting.
+    let child = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize" and message["id"] != "never":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "silent", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let bridge = Bridge::start(
+        &["--session-idle-timeout", "1s"],
+        &Server::new("python3", &["-c", child]),
+    )
+    .await;
+    let session = bridge.open().await;
+    let hanging = session.post(&tool_call(1, "hang")).await;
+    assert_eq!(hanging.status(), StatusCode::OK);
+    drop(hanging);
+    let unanswered = post_to(
+        bridge.process.address,
+        &INITIALIZE.replace("\"id\":0", "\"id\":\"never\""),
+        &[],
+    )
+    .await;
+    assert_eq!(unanswered.status(), StatusCode::OK);
+    drop(unanswered);
+    assert_eq!(bridge.children().len(), 2);
+    bounded("both sessions end", async {
+        while !bridge.children().is_empty() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let response = session.post(&tool_call(2, "x")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
 async fn the_servers_own_messages_go_to_the_get_stream_and_a_second_one_keeps_the_session() {
     let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}"#;
     let done = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
