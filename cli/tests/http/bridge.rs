@@ -859,3 +859,68 @@ async fn a_line_of_the_child_past_the_bound_is_dropped_as_it_comes_and_its_call_
     );
     assert!(peak < 80 * 1024 * 1024, "{peak} bytes");
 }
+
+#[tokio::test]
+async fn a_pooled_child_that_is_slow_to_start_holds_back_no_other_request() {
+    // The second child started never becomes ready; every other answers
+    // `server/discover` at once, a `tools/call slow` in 2 s and any other
+    // call at once.
+    let child = r#"
+import json, os, sys, time
+marks = sys.argv[1]
+def claim(n):
+    try:
+        os.close(os.open(marks + str(n), os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+if not claim(1) and claim(2):
+    for line in sys.stdin:
+        pass
+    sys.exit(0)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message.get("params", {}).get("name") == "slow":
+        time.sleep(2)
+    result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let marks = std::env::temp_dir().join(format!("pool-marks-{}-", std::process::id()));
+    let bridge = Bridge::start(
+        &[],
+        &Server::new("python3", &["-c", child, marks.to_str().unwrap()]),
+    )
+    .await;
+    let address = bridge.process.address;
+    let busy = post_to(address, &sessionless_call(1, "slow"), &[]).await;
+    assert_eq!(busy.status(), StatusCode::OK);
+    // The first child busy: this request starts the second, which never
+    // becomes ready.
+    let waiting = tokio::spawn(async move {
+        post_to(address, &sessionless_call(2, "echo"), &[]).await;
+    });
+    let second = format!("{}2", marks.display());
+    bounded("the second child starts", async {
+        while !Path::new(&second).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // Served by the first child once it is free, or by a third: long before
+    // the second child's start is given up (30 s), or its client (20 s).
+    let served = tokio::time::timeout(
+        Duration::from_secs(10),
+        post_to(address, &sessionless_call(3, "echo"), &[]),
+    )
+    .await
+    .expect("served while a child starts");
+    let served = answers(served).await;
+    assert_eq!(served[0]["id"], 3);
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    waiting.abort();
+    for n in 1..=2 {
+        let _ = std::fs::remove_file(format!("{}{n}", marks.display()));
+    }
+}
