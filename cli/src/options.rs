@@ -97,6 +97,13 @@ pub(crate) struct Options {
     #[arg(long, requires = "listen", conflicts_with_all = ["upstream", "auth_token_file"])]
     pub(crate) allow_unauthenticated: bool,
 
+    /// Without --upstream: the most bytes of one line of the server that are
+    /// read (the child's messages); a longer one is dropped as it comes, and
+    /// the request it answers is answered with an error saying so. Default:
+    /// 16777216 (16 MiB, the HTTP mode's bound on a message).
+    #[arg(long, value_name = "N", value_parser = parse_max_message_bytes, conflicts_with = "upstream")]
+    pub(crate) max_message_bytes: Option<usize>,
+
     /// With --listen: on SIGTERM or SIGINT, stop accepting connections and
     /// give the calls in flight DURATION to finish; those that have not are
     /// answered as at a timeout, and the command exits 0. Default: 10s.
@@ -191,6 +198,12 @@ impl Options {
         layer
     }
 
+    /// The most bytes of one line of the server that are read.
+    pub(crate) fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
+            .unwrap_or(crate::http::body::MAX_MESSAGE_BYTES)
+    }
+
     /// The tools whose calls the layer holds a timer for.
     pub(crate) fn timed_tools(&self) -> TimedTools {
         TimedTools {
@@ -273,6 +286,14 @@ fn parse_env_name(text: &str) -> Result<String, String> {
         ))
     } else {
         Ok(text.to_owned())
+    }
+}
+
+/// Reads `--max-message-bytes`: 1024 or more.
+fn parse_max_message_bytes(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(bytes) if bytes >= 1024 => Ok(bytes),
+        _ => Err("expected a number of bytes, 1024 or more".to_owned()),
     }
 }
 

@@ -402,3 +402,36 @@ async fn a_command_that_cannot_start_is_reported_with_status_127() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_line_of_the_server_past_max_message_bytes_is_dropped_and_its_call_answered() {
+    // The id last, as the TypeScript SDK writes it, in a line of 2 KiB; a log
+    // line as long, which answers nothing; then a line within the bound.
+    let text = "x".repeat(2048);
+    let long = format!(
+        r#"{{"result":{{"content":[{{"type":"text","text":"{text}"}}]}},"jsonrpc":"2.0","id":$ID}}"#
+    );
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{text}"}}}}"#
+    );
+    let short = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
+    let server = Server::scripted(json!({"on": {
+        "tools/call long": [send(&note), send(&long)],
+        "tools/call short": [send(short)],
+    }}));
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    let lines = session.exchange(&tool_call(1, "long", json!({}))).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        result_text(&lines[0]),
+        render_error(
+            "long",
+            "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
+        )
+    );
+    let lines = session.exchange(&tool_call(2, "short", json!({}))).await;
+    assert_eq!(lines, [short.replace("$ID", "2")]);
+    session
+        .stderr_shows("dropped a line of the server longer than --max-message-bytes")
+        .await;
+}

@@ -21,13 +21,13 @@
 //! [`SIZE`]; the children count in `--max-sessions`, and each goes at
 //! `--session-idle-timeout` like any session.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use hyper::body::Bytes;
 use mcp_tool_errors::JsonRpcId;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::bridge::session::{ClientValues, Sent, Session};
 use crate::bridge::sessions::{Refusal, Sessions};
@@ -36,45 +36,108 @@ use crate::jsonrpc::member::Member;
 /// The most children the pool starts.
 pub(crate) const SIZE: usize = 4;
 
-/// How long a new child may take to answer each of the bridge's requests.
-const INITIALIZE_WITHIN: Duration = Duration::from_secs(30);
+/// How long a new child may take to become ready (to answer
+/// `server/discover`, or `initialize` after refusing it).
+const READY_WITHIN: Duration = Duration::from_secs(30);
 
-/// The children serving sessionless clients.
+/// The children serving sessionless clients. No lock is held while a child
+/// starts: a request meanwhile takes a ready child, or starts another.
 #[derive(Debug, Default)]
 pub(crate) struct Pool {
-    children: tokio::sync::Mutex<Vec<Arc<Session>>>,
+    children: Mutex<Children>,
+    /// Told when a child becomes ready or is given up.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Children {
+    ready: Vec<Arc<Session>>,
+    /// How many are starting.
+    starting: usize,
+}
+
+/// What a request does for its child.
+enum Choice {
+    /// Starts one; the least busy ready child, if any, serves if it fails.
+    Start(Option<Arc<Session>>),
+    /// Waits for one that is starting: every place is taken, none is ready.
+    Wait,
 }
 
 impl Pool {
-    /// The child for the next request: one with no call in flight, else a
-    /// new one while there are fewer than [`SIZE`], else the least busy.
+    /// The child for the next request: a ready one with no call in flight,
+    /// else a new one while there are fewer than [`SIZE`], else the least
+    /// busy ready one.
     pub(crate) async fn child(&self, sessions: &Arc<Sessions>) -> Result<Arc<Session>, Refusal> {
-        let mut children = self.children.lock().await;
-        children.retain(|child| !child.has_ended());
-        let least_busy = children
-            .iter()
-            .min_by_key(|child| child.calls_in_flight())
-            .cloned();
-        if let Some(child) = &least_busy
-            && (child.calls_in_flight() == 0 || children.len() >= SIZE)
-        {
-            return Ok(child.clone());
+        loop {
+            let changed = self.changed.notified();
+            let choice = {
+                let mut children = self.children();
+                children.ready.retain(|child| !child.has_ended());
+                let least_busy = children
+                    .ready
+                    .iter()
+                    .min_by_key(|child| child.calls_in_flight())
+                    .cloned();
+                let room = children.ready.len() + children.starting < SIZE;
+                match least_busy {
+                    Some(child) if child.calls_in_flight() == 0 || !room => return Ok(child),
+                    least_busy if room => {
+                        children.starting += 1;
+                        Choice::Start(least_busy)
+                    }
+                    _ => Choice::Wait,
+                }
+            };
+            match choice {
+                Choice::Start(least_busy) => return self.start(sessions, least_busy).await,
+                Choice::Wait => changed.await,
+            }
         }
-        let child = match sessions.open_pooled() {
+    }
+
+    fn children(&self) -> MutexGuard<'_, Children> {
+        self.children.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a child, its place counted in `starting` already; ready, it
+    /// joins the pool. One that does not become ready is ended, and the next
+    /// request starts another.
+    async fn start(
+        &self,
+        sessions: &Arc<Sessions>,
+        least_busy: Option<Arc<Session>>,
+    ) -> Result<Arc<Session>, Refusal> {
+        let started = sessions.open_pooled();
+        let ready = match &started {
+            Ok(child) => prepare(child).await,
+            Err(_) => false,
+        };
+        {
+            let mut children = self.children();
+            children.starting -= 1;
+            if ready && let Ok(child) = &started {
+                children.ready.push(child.clone());
+            }
+        }
+        self.changed.notify_waiters();
+        let child = match started {
             Ok(child) => child,
             // Every session taken: the children there are serve.
             Err(refusal) => return least_busy.ok_or(refusal),
         };
-        if !prepare(&child).await {
-            child.end().await;
-            return least_busy.ok_or_else(|| {
-                Refusal::Start(
-                    "the server answered neither server/discover nor initialize".to_owned(),
-                )
-            });
+        if ready {
+            return Ok(child);
         }
-        children.push(child.clone());
-        Ok(child)
+        crate::log(&format!(
+            "a server started for sessionless clients did not become ready (it answered neither \
+             server/discover nor initialize within {} s): ended; the next request starts another",
+            READY_WITHIN.as_secs()
+        ));
+        child.end().await;
+        least_busy.ok_or_else(|| {
+            Refusal::Start("the server answered neither server/discover nor initialize".to_owned())
+        })
     }
 }
 
@@ -164,9 +227,16 @@ fn with_the_childs_id(request: &mut Value, child: &Session) -> Sent {
     }
 }
 
-/// Prepares a new child: `server/discover`, else `initialize`; whether it
-/// answered either with a result.
+/// Prepares a new child: whether it became ready within [`READY_WITHIN`].
 async fn prepare(child: &Session) -> bool {
+    tokio::time::timeout(READY_WITHIN, handshake(child))
+        .await
+        .unwrap_or(false)
+}
+
+/// `server/discover`, else `initialize`: whether the child answered either
+/// with a result.
+async fn handshake(child: &Session) -> bool {
     let discover = json!({
         "jsonrpc": "2.0",
         "id": child.next_call_id(),
@@ -204,7 +274,7 @@ fn client_info() -> Value {
 }
 
 /// Sends `request` to `child`: whether its answer is a result (`false`: an
-/// error); `None` when none came in time.
+/// error); `None` when none came (the child ended).
 async fn ask(child: &Session, request: &Value) -> Option<bool> {
     let (events, mut answer) = mpsc::channel::<Bytes>(1);
     let registered = child.register(
@@ -219,7 +289,6 @@ async fn ask(child: &Session, request: &Value) -> Option<bool> {
     if !registered || !child.send(request.to_string().as_bytes()).await {
         return None;
     }
-    let answered = tokio::time::timeout(INITIALIZE_WITHIN, answer.recv()).await;
-    let event = answered.ok()??;
+    let event = answer.recv().await?;
     Some(memchr::memmem::find(&event, b"\"result\"").is_some())
 }

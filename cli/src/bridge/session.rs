@@ -248,15 +248,16 @@ impl Session {
         self.routes().last_used = Instant::now();
     }
 
-    /// Since when the session has had no request in flight, no open stream
-    /// and no new request; `None` while it has.
+    /// Since when the session has had no open stream (a `POST`'s or the
+    /// `GET`'s) and no new request; `None` while it has. A call in flight
+    /// whose client went away keeps no stream open: it holds the session no
+    /// longer, and ends with it.
     pub(crate) fn idle_since(&self) -> Option<Instant> {
         let mut routes = self.routes();
-        let listening = routes
-            .listening
-            .as_ref()
-            .is_some_and(|events| !events.is_closed());
-        if !routes.calls.is_empty() || listening {
+        let open = |events: &mpsc::Sender<Bytes>| !events.is_closed();
+        let streaming = routes.listening.as_ref().is_some_and(open)
+            || routes.calls.values().any(|call| open(&call.events));
+        if streaming {
             routes.last_used = Instant::now();
             return None;
         }

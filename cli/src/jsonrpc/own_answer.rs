@@ -37,3 +37,22 @@ pub(crate) fn unanswered(
     reason.mark(&mut answer);
     answer
 }
+
+/// The answer to a message's `requests` (their ids, and which are
+/// `tools/call`) that the server will not answer, each [`unanswered`]: a
+/// batch of them for a `batch`.
+pub(crate) fn unanswered_all(
+    requests: &[(Value, bool)],
+    batch: bool,
+    sentence: &str,
+    reason: NoAnswer,
+) -> Value {
+    let mut answers = requests
+        .iter()
+        .map(|(id, is_tool_call)| unanswered(id, *is_tool_call, sentence, reason));
+    if batch {
+        Value::Array(answers.collect())
+    } else {
+        answers.next().unwrap_or(Value::Null)
+    }
+}

@@ -50,15 +50,12 @@ pub(crate) fn exited_message(status: &str) -> String {
 /// layer's span.
 pub(crate) fn exited_answer(requests: &[(Value, bool)], batch: bool, status: &str) -> Answer {
     let message = exited_message(status);
-    let mut answers = requests.iter().map(|(id, is_tool_call)| {
-        own_answer::unanswered(id, *is_tool_call, &message, NoAnswer::ServerExited)
-    });
-    let value = if batch {
-        Value::Array(answers.collect())
-    } else {
-        answers.next().unwrap_or(Value::Null)
-    };
-    Answer::made(value)
+    Answer::made(own_answer::unanswered_all(
+        requests,
+        batch,
+        &message,
+        NoAnswer::ServerExited,
+    ))
 }
 
 fn signal_name(signal: i32) -> String {

@@ -7,12 +7,15 @@
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use mcp_tool_errors::NoAnswer;
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::jsonrpc::envelope::{self, Envelope};
-use crate::jsonrpc::message::response_ids;
-use crate::stdio::lines::Lines;
+use crate::jsonrpc::message::{Answer, response_ids};
+use crate::jsonrpc::own_answer;
+use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
 
@@ -21,6 +24,7 @@ use crate::throttled_log::ThrottledLog;
 pub(crate) fn spawn(
     stack: Arc<Stack>,
     stdout: File,
+    max_message_bytes: usize,
     done: oneshot::Sender<()>,
 ) -> std::io::Result<()> {
     let (count_due, counts_due) = mpsc::unbounded_channel();
@@ -32,17 +36,24 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name("server stdout".to_owned())
         .spawn(move || {
-            relay_child(&stack, Lines::new(stdout), &logs);
+            let lines = Lines::new(stdout, max_message_bytes);
+            relay_child(&stack, lines, max_message_bytes, &logs);
             let _ = done.send(());
         })?;
     Ok(())
 }
 
-fn relay_child(stack: &Stack, mut lines: Lines, logs: &ChildLogs) {
+fn relay_child(stack: &Stack, mut lines: Lines, max_message_bytes: usize, logs: &ChildLogs) {
     let output = stack.output();
     loop {
         match lines.next() {
-            Ok(Some(line)) => route_child_line(stack, line, logs),
+            Ok(Some(Line::Whole(line))) => route_child_line(stack, line, logs),
+            Ok(Some(Line::TooLong { ids, first })) => {
+                answer_too_long(stack, &ids, max_message_bytes);
+                if first {
+                    logs.event(Log::TooLong, || TOO_LONG.to_owned());
+                }
+            }
             Ok(None) => break,
             Err(error) => {
                 crate::log(&format!("cannot read the server's stdout: {error}"));
@@ -105,8 +116,33 @@ fn route_child_whole(stack: &Stack, line: &[u8]) {
     stack.output().write(line);
 }
 
+/// Answers the requests in flight that a message too long to read (with
+/// `ids`) answers: with an answer of the wrapper's own, saying so.
+fn answer_too_long(stack: &Stack, ids: &[Value], max: usize) {
+    let ids: Vec<&Value> = ids.iter().collect();
+    if ids.is_empty() {
+        return;
+    }
+    let waiting = stack.child().in_flight().answered(&ids);
+    if let Some(waiting) = waiting {
+        let sentence = format!(
+            "The server's answer is larger than {max} bytes (--max-message-bytes): it was not read."
+        );
+        let answer = own_answer::unanswered_all(
+            &waiting.requests,
+            waiting.batch,
+            &sentence,
+            NoAnswer::UpstreamTooLarge,
+        );
+        stack.answer_instead(waiting, Answer::made(answer));
+    }
+}
+
 /// How the log line for a line from the child that is not JSON begins.
 const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON";
+
+/// The log line for a line from the child longer than --max-message-bytes.
+const TOO_LONG: &str = "dropped a line of the server longer than --max-message-bytes; a request it answers is answered so";
 
 /// The log line for a late answer that is dropped.
 const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
@@ -116,6 +152,7 @@ const LATE_ANSWER: &str = "dropped the server's late answer to a request given u
 enum Log {
     NotJson,
     LateAnswer,
+    TooLong,
 }
 
 /// The log lines the child's stdout can cause at any rate, each throttled;
@@ -132,6 +169,7 @@ struct ChildLogs {
 struct Logs {
     not_json: ThrottledLog,
     late_answers: ThrottledLog,
+    too_long: ThrottledLog,
 }
 
 impl Default for Logs {
@@ -139,13 +177,18 @@ impl Default for Logs {
         Self {
             not_json: ThrottledLog::new(NOT_JSON),
             late_answers: ThrottledLog::new(LATE_ANSWER),
+            too_long: ThrottledLog::new(TOO_LONG),
         }
     }
 }
 
 impl Logs {
-    fn all(&mut self) -> [&mut ThrottledLog; 2] {
-        [&mut self.not_json, &mut self.late_answers]
+    fn all(&mut self) -> [&mut ThrottledLog; 3] {
+        [
+            &mut self.not_json,
+            &mut self.late_answers,
+            &mut self.too_long,
+        ]
     }
 
     fn count_due(&mut self) -> Option<Instant> {
@@ -170,6 +213,7 @@ impl ChildLogs {
         let log = match kind {
             Log::NotJson => &mut logs.not_json,
             Log::LateAnswer => &mut logs.late_answers,
+            Log::TooLong => &mut logs.too_long,
         };
         for line in log.event(Instant::now(), message) {
             crate::log(&line);

@@ -13,7 +13,7 @@ use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::requests;
 use crate::jsonrpc::nested;
-use crate::stdio::lines::Lines;
+use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
 /// Starts the thread reading `stdin`; `closed` is told at its end, once the
@@ -26,7 +26,8 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name("stdin".to_owned())
         .spawn(move || {
-            relay_client(&stack, Lines::new(stdin));
+            // The client's lines are its own to bound.
+            relay_client(&stack, Lines::new(stdin, usize::MAX));
             let _ = closed.send(());
         })?;
     Ok(())
@@ -36,7 +37,8 @@ fn relay_client(stack: &Stack, mut lines: Lines) {
     let input = stack.child().input();
     loop {
         match lines.next() {
-            Ok(Some(line)) => client_line(stack, line),
+            Ok(Some(Line::Whole(line))) => client_line(stack, line),
+            Ok(Some(Line::TooLong { .. })) => {}
             Ok(None) => break,
             Err(error) => {
                 crate::log(&format!("cannot read stdin: {error}"));

@@ -106,9 +106,14 @@ impl Relay {
         ));
         let (reader_done, reader_seen) = oneshot::channel();
         let (client_closed, client_seen) = oneshot::channel();
-        from_child::spawn(stack.clone(), stdout.into(), reader_done)
-            .and_then(|()| from_client::spawn(stack.clone(), client.input, client_closed))
-            .map_err(StartError::Relay)?;
+        from_child::spawn(
+            stack.clone(),
+            stdout.into(),
+            options.max_message_bytes(),
+            reader_done,
+        )
+        .and_then(|()| from_client::spawn(stack.clone(), client.input, client_closed))
+        .map_err(StartError::Relay)?;
         Ok(Self {
             process,
             child,

@@ -407,6 +407,46 @@ async fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
 }
 
 #[tokio::test]
+async fn a_session_whose_client_went_away_mid_call_ends_at_the_idle_timeout() {
+    // The child answers neither the call nor an `initialize` with the id
+    // "never"; each client hangs up waiting.
+    let child = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize" and message["id"] != "never":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "silent", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let bridge = Bridge::start(
+        &["--session-idle-timeout", "1s"],
+        &Server::new("python3", &["-c", child]),
+    )
+    .await;
+    let session = bridge.open().await;
+    let hanging = session.post(&tool_call(1, "hang")).await;
+    assert_eq!(hanging.status(), StatusCode::OK);
+    drop(hanging);
+    let unanswered = post_to(
+        bridge.process.address,
+        &INITIALIZE.replace("\"id\":0", "\"id\":\"never\""),
+        &[],
+    )
+    .await;
+    assert_eq!(unanswered.status(), StatusCode::OK);
+    drop(unanswered);
+    assert_eq!(bridge.children().len(), 2);
+    bounded("both sessions end", async {
+        while !bridge.children().is_empty() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let response = session.post(&tool_call(2, "x")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
 async fn the_servers_own_messages_go_to_the_get_stream_and_a_second_one_keeps_the_session() {
     let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}"#;
     let done = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
@@ -745,4 +785,145 @@ async fn a_sessionless_client_reaches_none_of_another_clients_calls() {
     let cancelled = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}]"#;
     let unanswered = answers(post_to(address, cancelled, &[]).await).await;
     assert_eq!(unanswered, Vec::<Value>::new());
+}
+
+/// A stdio server in a few lines of Python that answers `tools/call huge`
+/// with 100 MiB (the id first, as the Python SDK writes it), `tools/call
+/// last` with 20 MiB (the id last, as the TypeScript SDK writes it), and
+/// `tools/call endless` with a line that never ends.
+const LARGE_CHILD: &str = r#"
+import json, sys
+MiB = 1024 * 1024
+def write(text):
+    sys.stdout.write(text)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    id = json.dumps(message["id"])
+    name = message.get("params", {}).get("name")
+    if name == "huge":
+        write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
+        for _ in range(100):
+            write("x" * MiB)
+        write('"}]}}\n')
+    elif name == "last":
+        write('{"result":{"content":[{"type":"text","text":"' + "x" * (20 * MiB) + '"}]},"jsonrpc":"2.0","id":%s}\n' % id)
+    elif name == "endless":
+        write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
+        for _ in range(300):
+            write("x" * MiB)
+        sys.stdout.flush()
+        print("endless line sent", file=sys.stderr, flush=True)
+        for _ in sys.stdin:
+            pass
+        sys.exit(0)
+    else:
+        write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "large", "version": "1"}}}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// The peak resident memory of `pid`, in bytes (`VmHWM`).
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|kib| kib.parse().ok())
+        .expect("a size in kB");
+    kib * 1024
+}
+
+#[tokio::test]
+async fn a_line_of_the_child_past_the_bound_is_dropped_as_it_comes_and_its_call_answered() {
+    let bridge = Bridge::start(&[], &Server::new("python3", &["-c", LARGE_CHILD])).await;
+    let session = bridge.open().await;
+    for (id, tool) in [(1, "huge"), (2, "last"), (3, "endless")] {
+        let answered = bounded("the call's answer", session.call(&tool_call(id, tool))).await;
+        assert_eq!(answered.len(), 1, "{tool}");
+        assert_eq!(answered[0]["id"], id);
+        assert_eq!(
+            answered[0]["result"]["content"][0]["text"],
+            render_error(
+                tool,
+                "The server's answer is larger than 16777216 bytes (--max-message-bytes): it was not read."
+            ),
+        );
+    }
+    bridge.process.log_shows("endless line sent").await;
+    let peak = peak_memory(bridge.process.pid());
+    eprintln!(
+        "the bridge's peak resident memory: {} MiB",
+        peak / (1024 * 1024)
+    );
+    assert!(peak < 80 * 1024 * 1024, "{peak} bytes");
+}
+
+#[tokio::test]
+async fn a_pooled_child_that_is_slow_to_start_holds_back_no_other_request() {
+    // The second child started never becomes ready; every other answers
+    // `server/discover` at once, a `tools/call slow` in 2 s and any other
+    // call at once.
+    let child = r#"
+import json, os, sys, time
+marks = sys.argv[1]
+def claim(n):
+    try:
+        os.close(os.open(marks + str(n), os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+if not claim(1) and claim(2):
+    for line in sys.stdin:
+        pass
+    sys.exit(0)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message.get("params", {}).get("name") == "slow":
+        time.sleep(2)
+    result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let marks = std::env::temp_dir().join(format!("pool-marks-{}-", std::process::id()));
+    let bridge = Bridge::start(
+        &[],
+        &Server::new("python3", &["-c", child, marks.to_str().unwrap()]),
+    )
+    .await;
+    let address = bridge.process.address;
+    let busy = post_to(address, &sessionless_call(1, "slow"), &[]).await;
+    assert_eq!(busy.status(), StatusCode::OK);
+    // The first child busy: this request starts the second, which never
+    // becomes ready.
+    let waiting = tokio::spawn(async move {
+        post_to(address, &sessionless_call(2, "echo"), &[]).await;
+    });
+    let second = format!("{}2", marks.display());
+    bounded("the second child starts", async {
+        while !Path::new(&second).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // Served by the first child once it is free, or by a third: long before
+    // the second child's start is given up (30 s), or its client (20 s).
+    let served = tokio::time::timeout(
+        Duration::from_secs(10),
+        post_to(address, &sessionless_call(3, "echo"), &[]),
+    )
+    .await
+    .expect("served while a child starts");
+    let served = answers(served).await;
+    assert_eq!(served[0]["id"], 3);
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    waiting.abort();
+    for n in 1..=2 {
+        let _ = std::fs::remove_file(format!("{}{n}", marks.display()));
+    }
 }
