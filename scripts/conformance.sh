@@ -140,10 +140,14 @@ figures() {
   passed_count=0 expected_count=0
 }
 
-# run_suites TARGET URL: every scenario of both suites against URL.
+# run_suites TARGET URL: every scenario of both suites against URL. Run in a
+# subshell of its own, beside the other target's: its output goes to
+# $work/TARGET.out, its figures to $work/TARGET.summary and what failed to
+# $work/TARGET.failed, which the script reads once both are done.
 run_suites() {
   local target=$1 url=$2 scenario
   : >"$work/$target.passed"
+  exec >"$work/$target.out" 2>&1
   for scenario in "${scenarios[@]}"; do
     run_scenario "$target" "$url" "$suite" "$SUITE_VERSION" "$scenario" --verbose
   done
@@ -156,10 +160,24 @@ run_suites() {
     run_scenario "$target" "$url" "$suite2" "$SUITE2_VERSION" "$scenario" --verbose
   done
   figures "$target, suite $SUITE2_VERSION (tasks extension)" "${#tasks2[@]}"
+  printf '%s\n' "${summary[@]}" >"$work/$target.summary"
+  printf '%s\n' ${failed[@]+"${failed[@]}"} >"$work/$target.failed"
 }
 
-run_suites layer "$layer_url"
-run_suites proxy "$proxy_url"
+# The two targets at once: each scenario is a Node.js process that mostly
+# waits on its target, so two streams of them take about half the time.
+run_suites layer "$layer_url" &
+layer_suites=$!
+run_suites proxy "$proxy_url" &
+proxy_suites=$!
+wait "$layer_suites" "$proxy_suites"
+for target in layer proxy; do
+  cat "$work/$target.out"
+  mapfile -t -O "${#summary[@]}" summary <"$work/$target.summary"
+  while IFS= read -r name; do
+    [[ -n $name ]] && failed+=("$name")
+  done <"$work/$target.failed"
+done
 
 for name_and_pid in "the example with the layer:$layer_pid" "the example without the layer:$bare_pid" \
   "the proxy:$proxy_pid"; do
