@@ -29,6 +29,8 @@ pub(crate) struct Request<'a> {
     /// Its `params._meta.progressToken`: the progress notifications about it
     /// name it.
     pub(crate) progress_token: Option<&'a Value>,
+    /// The tool a `tools/call` calls (`params.name`).
+    pub(crate) tool: Option<&'a str>,
 }
 
 /// A notification: its method and its parameters.
@@ -66,6 +68,7 @@ impl<'a> Member<'a> {
                 id,
                 method,
                 progress_token: message.pointer("/params/_meta/progressToken"),
+                tool: message.pointer("/params/name").and_then(Value::as_str),
             }),
             (Some(Value::String(method)), None) => Self::Notification(Notification {
                 method,

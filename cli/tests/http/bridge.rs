@@ -529,6 +529,80 @@ async fn listening_off_loopback_without_a_token_is_refused_at_start() {
     assert!(stderr.contains("--auth-token-file"), "{stderr}");
 }
 
+/// What the bridge answers a call its child had not answered when the drain
+/// ended.
+const STOPPING: &str = "The bridge is stopping: the server did not answer within the drain (--drain-timeout); the request was cancelled.";
+
+#[tokio::test]
+async fn the_drain_answers_every_call_in_flight_and_opens_no_session() {
+    let pong = r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#;
+    let bridge = Bridge::start(
+        &["--drain-timeout", "1s"],
+        &child(json!({"ping": [send(pong)]})),
+    )
+    .await;
+    let session = bridge.open().await;
+    // A connection kept alive from before the signal, as a balancer keeps.
+    let stream = tokio::net::TcpStream::connect(session.address)
+        .await
+        .unwrap();
+    let (mut kept, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let post = |body: &str, session_id: Option<&str>| {
+        let mut request = Request::post("/mcp")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = session_id {
+            request = request.header("mcp-session-id", id);
+        }
+        request
+            .body(http_body_util::Full::new(Bytes::from(body.to_owned())))
+            .unwrap()
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let pinged = bounded("the ping", kept.send_request(post(ping, Some(&session.id))))
+        .await
+        .unwrap();
+    assert_eq!(answers(pinged).await.len(), 1);
+    // Calls the child never answers: two tool calls, and a batch.
+    let mut waiting = Vec::new();
+    for body in [
+        tool_call(1, "hang"),
+        tool_call(2, "hang"),
+        r#"[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#.to_owned(),
+    ] {
+        let response = session.post(&body).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        waiting.push(response);
+    }
+    let mut process = bridge.process;
+    process.terminate();
+    process.log_shows("draining").await;
+    let refused = bounded("the refusal", kept.send_request(post(INITIALIZE, None)))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["connection"], "close");
+    let mut answered = Vec::new();
+    for response in waiting {
+        answered.extend(answers(response).await);
+    }
+    assert_eq!(answered.len(), 3, "{answered:?}");
+    for (answer, id) in answered[..2].iter().zip([1, 2]) {
+        assert_eq!(answer["id"], id);
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            render_error("hang", STOPPING)
+        );
+    }
+    assert_eq!(answered[2]["id"], 3);
+    assert_eq!(answered[2]["error"]["message"], STOPPING);
+    assert!(process.exited().await.success());
+}
+
 /// A stdio server in a few lines of Python: it answers `initialize`, and a
 /// `tools/call` a second after it came.
 const SLOW_CHILD: &str = r#"
