@@ -861,7 +861,8 @@ async fn a_sessionless_client_reaches_none_of_another_clients_calls() {
 /// A stdio server in a few lines of Python that answers `tools/call huge`
 /// with 100 MiB (the id first, as the Python SDK writes it), `tools/call
 /// last` with 20 MiB (the id last, as the TypeScript SDK writes it), and
-/// `tools/call endless` with a line that never ends.
+/// `tools/call endless` with a line that never ends (100 MiB, then
+/// nothing more, the line still open).
 const LARGE_CHILD: &str = r#"
 import json, sys
 MiB = 1024 * 1024
@@ -882,7 +883,7 @@ for line in sys.stdin:
         write('{"result":{"content":[{"type":"text","text":"' + "x" * (20 * MiB) + '"}]},"jsonrpc":"2.0","id":%s}\n' % id)
     elif name == "endless":
         write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
-        for _ in range(300):
+        for _ in range(100):
             write("x" * MiB)
         sys.stdout.flush()
         print("endless line sent", file=sys.stderr, flush=True)
