@@ -187,7 +187,7 @@ impl Bridge {
         let mut response = if in_use.contains(&true) {
             let calls: Vec<(Value, bool)> = requests
                 .iter()
-                .map(|request| (request.id.clone(), request.method == "tools/call"))
+                .map(|request| (request.id.clone(), request.is_tool_call()))
                 .collect();
             let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
             let (line, _) = refusal.into_line();

@@ -300,7 +300,9 @@ impl Session {
         let mut cancellations = Vec::new();
         for (id, call) in calls {
             let client_id = call.request["id"].clone();
-            let is_tool_call = call.request["method"] == "tools/call";
+            let is_tool_call = Member::of(&call.request)
+                .request()
+                .is_some_and(|request| request.is_tool_call());
             let answer =
                 own_answer::unanswered(&client_id, is_tool_call, STOPPING, NoAnswer::Drained);
             if let Some(answer) = at_hand(layer, invalid_params, call.request, Answer::made(answer))

@@ -40,6 +40,13 @@ pub(crate) struct Notification<'a> {
     pub(crate) params: Option<&'a Value>,
 }
 
+impl Request<'_> {
+    /// Whether the request is a `tools/call`, whose error the layer renders.
+    pub(crate) fn is_tool_call(&self) -> bool {
+        self.method == "tools/call"
+    }
+}
+
 impl<'a> Notification<'a> {
     /// The id of the request a `notifications/cancelled` cancels.
     pub(crate) fn cancelled_id(&self) -> Option<&'a Value> {
