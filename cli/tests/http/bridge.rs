@@ -999,3 +999,36 @@ for line in sys.stdin:
         let _ = std::fs::remove_file(format!("{}{n}", marks.display()));
     }
 }
+
+#[tokio::test]
+async fn a_pooled_child_that_never_becomes_ready_is_given_up_with_one_line_and_replaced() {
+    // The first child started exits before it answers anything.
+    let child = r#"
+import json, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_CREAT | os.O_EXCL))
+    sys.exit(3)
+except FileExistsError:
+    pass
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let mark = std::env::temp_dir().join(format!("pool-first-{}", std::process::id()));
+    let bridge = Bridge::start(
+        &[],
+        &Server::new("python3", &["-c", child, mark.to_str().unwrap()]),
+    )
+    .await;
+    let address = bridge.process.address;
+    let refused = post_to(address, &sessionless_call(1, "echo"), &[]).await;
+    assert_eq!(refused.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let given_up = "a server started for sessionless clients did not become ready";
+    bridge.process.log_shows(given_up).await;
+    let served = answers(post_to(address, &sessionless_call(2, "echo"), &[]).await).await;
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    assert_eq!(bridge.process.log().matches(given_up).count(), 1);
+    let _ = std::fs::remove_file(mark);
+}
