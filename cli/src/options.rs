@@ -374,6 +374,27 @@ mod tests {
     }
 
     #[test]
+    fn the_message_bound_is_1024_bytes_or_more_and_16_mib_by_default() {
+        assert_eq!(parse_max_message_bytes("1024"), Ok(1024));
+        assert!(parse_max_message_bytes("1023").is_err());
+        let options = Options::try_parse_from(["mcp-tool-errors", "server"]).unwrap();
+        assert_eq!(options.max_message_bytes(), 16 * 1024 * 1024);
+        assert!(
+            Options::try_parse_from([
+                "mcp-tool-errors",
+                "--upstream",
+                "http://127.0.0.1:1/mcp",
+                "--listen",
+                "127.0.0.1:0",
+                "--max-message-bytes",
+                "2048",
+            ])
+            .is_err(),
+            "the HTTP mode has its own bound"
+        );
+    }
+
+    #[test]
     fn the_connection_cap_is_one_or_more() {
         assert_eq!(parse_max_connections("1"), Ok(1));
         assert!(parse_max_connections("0").is_err());

@@ -9,6 +9,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -48,6 +49,9 @@ pub(crate) struct Bridge {
     path: String,
     connections: Arc<Connections>,
     drain: Drain,
+    /// Set when the drain starts: no session is opened, and no pooled child
+    /// serves, from then on.
+    draining: AtomicBool,
 }
 
 impl Bridge {
@@ -65,7 +69,19 @@ impl Bridge {
             path,
             connections,
             drain,
+            draining: AtomicBool::new(false),
         }
+    }
+
+    /// The drain starts: a request that would open a session, or go to a
+    /// pooled child, is answered `503` with `Connection: close`, on any
+    /// connection, so that its client goes to another replica.
+    pub(crate) fn stop_opening(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
     }
 
     async fn answer(&self, request: Request<RequestBody>) -> Response<ProxyBody> {
@@ -119,6 +135,9 @@ impl Bridge {
             return self.sessionless(message, &parts.headers).await;
         }
         let (session, opened) = if is_initialize && !parts.headers.contains_key(&SESSION_ID) {
+            if self.is_draining() {
+                return stopping();
+            }
             match self.sessions.open() {
                 Ok(session) => (session, true),
                 Err(refusal) => return refused(refusal),
@@ -168,7 +187,7 @@ impl Bridge {
         let mut response = if in_use.contains(&true) {
             let calls: Vec<(Value, bool)> = requests
                 .iter()
-                .map(|request| (request.id.clone(), request.method == "tools/call"))
+                .map(|request| (request.id.clone(), request.is_tool_call()))
                 .collect();
             let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
             let (line, _) = refusal.into_line();
@@ -209,6 +228,9 @@ impl Bridge {
             .any(|member| matches!(member, Member::Request(_)))
         {
             return status_only(StatusCode::ACCEPTED);
+        }
+        if self.is_draining() {
+            return stopping();
         }
         let child = match self.pool.child(&self.sessions).await {
             Ok(child) => child,
@@ -386,6 +408,20 @@ fn refused(refusal: Refusal) -> Response<ProxyBody> {
             json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message)
         }
     }
+}
+
+/// The answer to a request for a new session (or a pooled child) during the
+/// drain: its client goes elsewhere.
+fn stopping() -> Response<ProxyBody> {
+    let mut response = json_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        -32000,
+        "Service Unavailable: the bridge is stopping",
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// A session that is not (or no longer) there.

@@ -38,6 +38,7 @@ use crate::http::admin;
 use crate::http::client_limits::{self, ClientLimits};
 use crate::http::connections::Connections;
 use crate::http::stopping::Stopping;
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::options::Options;
 use crate::stdio::{environment, exit_status};
 
@@ -80,6 +81,9 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
     let Some(readiness) = admin::start(options.observability.admin_listen).await else {
         return 1;
     };
+    // What answers the calls still in flight when the drain ends.
+    let layer = options.layer();
+    let invalid_params = InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors);
     let sessions = Sessions::new(options, traced);
     let bridge = Arc::new(Bridge::new(
         sessions.clone(),
@@ -95,12 +99,20 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
         "serving the server at http://{address}{path}, a child per session"
     );
     accept(&listener, &bridge, stopping.next_stop()).await;
+    // No new session from now on, on any connection.
+    bridge.stop_opening();
     readiness.draining();
     accept_queued(listener, &bridge);
     // The sessions' GET streams stay open for ever: they end now.
     sessions.stop_listening();
     drop(bridge);
-    stopping.drain().await;
+    stopping
+        .drain_then(|| {
+            for session in sessions.all() {
+                session.answer_stopping(&layer, &invalid_params);
+            }
+        })
+        .await;
     idle.abort();
     sessions.end_all().await;
     event!(info, "drained");

@@ -29,7 +29,7 @@ use mcp_tool_errors::JsonRpcId;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
-use crate::bridge::session::{ClientValues, Sent, Session};
+use crate::bridge::session::{ClientValues, Sent, Session, call_request};
 use crate::bridge::sessions::{Refusal, Sessions};
 use crate::jsonrpc::member::Member;
 
@@ -168,8 +168,9 @@ pub(crate) fn with_the_childs_ids(message: &mut Value, child: &Session) -> Trans
     let mut cancellations = Vec::new();
     for mut member in members {
         match Member::of(&member) {
-            Member::Request(_) => {
-                requests.push(with_the_childs_id(&mut member, child));
+            Member::Request(request) => {
+                let layer_request = call_request(request.id, request.method, request.tool);
+                requests.push(with_the_childs_id(&mut member, child, layer_request));
                 kept.push(member);
             }
             Member::Notification(notification) if notification.cancelled_id().is_some() => {
@@ -206,8 +207,9 @@ pub(crate) fn with_the_childs_ids(message: &mut Value, child: &Session) -> Trans
 }
 
 /// Gives `request` an id of `child`'s, and its progress token the same,
-/// keeping the client's: the request to register.
-fn with_the_childs_id(request: &mut Value, child: &Session) -> Sent {
+/// keeping the client's: the request to register, which the layer reads as
+/// `layer_request`.
+fn with_the_childs_id(request: &mut Value, child: &Session, layer_request: Value) -> Sent {
     let ours = child.next_call_id();
     let client_id = request
         .get_mut("id")
@@ -220,6 +222,7 @@ fn with_the_childs_id(request: &mut Value, child: &Session) -> Sent {
     Sent {
         progress_token: client_token.as_ref().map(|_| id.clone()),
         id,
+        request: layer_request,
         client: Some(ClientValues {
             id: client_id,
             progress_token: client_token,
@@ -281,6 +284,7 @@ async fn ask(child: &Session, request: &Value) -> Option<bool> {
         vec![Sent {
             id: JsonRpcId::new(&request["id"]),
             progress_token: None,
+            request: call_request(&request["id"], "initialize", None),
             client: None,
         }],
         &events,

@@ -14,15 +14,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hyper::body::Bytes;
 use mcp_tool_errors::JsonRpcId;
-use serde_json::Value;
+use mcp_tool_errors::{NoAnswer, ToolErrorLayer};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe as async_pipe;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::jsonrpc::at_hand::at_hand;
 use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::member::{Member, Request, members};
+use crate::jsonrpc::message::Answer;
 use crate::jsonrpc::nested;
+use crate::jsonrpc::own_answer;
 use crate::options::Options;
 use crate::signals::Forwarded;
 use crate::stdio::client_io::ClientOutput;
@@ -65,6 +70,9 @@ struct Routes {
 #[derive(Debug)]
 struct Call {
     events: mpsc::Sender<Bytes>,
+    /// The request as the layer reads it, should the bridge answer it
+    /// itself ([`call_request`]).
+    request: Value,
     /// Its `_meta.progressToken`.
     progress_token: Option<JsonRpcId>,
     /// What the client wrote where the child sees the bridge's own values.
@@ -77,6 +85,8 @@ struct Call {
 pub(crate) struct Sent {
     pub(crate) id: JsonRpcId,
     pub(crate) progress_token: Option<JsonRpcId>,
+    /// The request as the layer reads it, with the client's id.
+    pub(crate) request: Value,
     /// The client's, when the child sees the bridge's.
     pub(crate) client: Option<ClientValues>,
 }
@@ -95,9 +105,21 @@ impl Sent {
         Self {
             id: JsonRpcId::new(request.id),
             progress_token: request.progress_token.map(JsonRpcId::new),
+            request: call_request(request.id, request.method, request.tool),
             client: None,
         }
     }
+}
+
+/// A request as the layer reads it when the bridge answers it itself: its
+/// client's `id`, its `method` and the tool it calls, which the layer's
+/// element names.
+pub(crate) fn call_request(id: &Value, method: &str, tool: Option<&str>) -> Value {
+    let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    if let Some(tool) = tool {
+        request["params"] = json!({"name": tool});
+    }
+    request
 }
 
 /// The client's values a line of the child gets back before its client reads
@@ -188,6 +210,7 @@ impl Session {
                 request.id,
                 Call {
                     events: events.clone(),
+                    request: request.request,
                     progress_token: request.progress_token,
                     client: request.client,
                 },
@@ -262,6 +285,50 @@ impl Session {
             return None;
         }
         Some(routes.last_used)
+    }
+
+    /// Answers every call in flight itself, saying that the bridge is
+    /// stopping (its drain ended first), through the layer; the child is
+    /// told with `notifications/cancelled`, and its late answers reach no
+    /// one.
+    pub(crate) fn answer_stopping(
+        self: &Arc<Self>,
+        layer: &ToolErrorLayer,
+        invalid_params: &InvalidParamsAsToolErrors<()>,
+    ) {
+        let calls: Vec<(JsonRpcId, Call)> = self.routes().calls.drain().collect();
+        let mut cancellations = Vec::new();
+        for (id, call) in calls {
+            let client_id = call.request["id"].clone();
+            let is_tool_call = Member::of(&call.request)
+                .request()
+                .is_some_and(|request| request.is_tool_call());
+            let answer =
+                own_answer::unanswered(&client_id, is_tool_call, STOPPING, NoAnswer::Drained);
+            if let Some(answer) = at_hand(layer, invalid_params, call.request, Answer::made(answer))
+            {
+                let (line, _) = answer.into_line();
+                let events = call.events;
+                tokio::spawn(async move {
+                    let _ = events.send(event(line.trim_ascii_end())).await;
+                });
+            }
+            let cancellation = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": id.to_value(), "reason": "The bridge is stopping."},
+            });
+            cancellations.push(cancellation.to_string());
+        }
+        if cancellations.is_empty() {
+            return;
+        }
+        let session = self.clone();
+        tokio::spawn(async move {
+            for cancellation in cancellations {
+                session.send(cancellation.as_bytes()).await;
+            }
+        });
     }
 
     /// Whether the session has ended.
@@ -414,6 +481,9 @@ impl ClientSpelling {
         }
     }
 }
+
+/// What a call still in flight when the drain ends is answered.
+const STOPPING: &str = "The bridge is stopping: the server did not answer within the drain (--drain-timeout); the request was cancelled.";
 
 /// How long a session's child may take to exit on its own once its stdin is
 /// closed, before it gets SIGTERM (servers on the Python SDK take more than a

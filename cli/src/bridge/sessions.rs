@@ -143,6 +143,11 @@ impl Sessions {
             .cloned()
     }
 
+    /// Every session open.
+    pub(crate) fn all(&self) -> Vec<Arc<Session>> {
+        self.table().values().cloned().collect()
+    }
+
     /// Ends every stream of every session (the bridge drains).
     pub(crate) fn stop_listening(&self) {
         for session in self.table().values() {

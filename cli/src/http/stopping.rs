@@ -55,6 +55,13 @@ impl Stopping {
     /// the drain timeout (or a second signal) has had what was still
     /// waiting answered.
     pub(crate) async fn drain(self) {
+        self.drain_then(|| {}).await;
+    }
+
+    /// [`drain`](Self::drain), calling `expired` when the drain timeout (or
+    /// a second signal) ends the wait for the calls in flight: the bridge
+    /// answers its own then.
+    pub(crate) async fn drain_then(self, expired: impl FnOnce()) {
         let Self {
             mut stops,
             phase,
@@ -75,6 +82,7 @@ impl Stopping {
         };
         if !drained {
             phase.send_replace(Phase::Expired);
+            expired();
             // A third signal exits without waiting for the answers to be
             // written.
             tokio::select! {

@@ -29,6 +29,8 @@ pub(crate) struct Request<'a> {
     /// Its `params._meta.progressToken`: the progress notifications about it
     /// name it.
     pub(crate) progress_token: Option<&'a Value>,
+    /// The tool a `tools/call` calls (`params.name`).
+    pub(crate) tool: Option<&'a str>,
 }
 
 /// A notification: its method and its parameters.
@@ -36,6 +38,13 @@ pub(crate) struct Request<'a> {
 pub(crate) struct Notification<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a Value>,
+}
+
+impl Request<'_> {
+    /// Whether the request is a `tools/call`, whose error the layer renders.
+    pub(crate) fn is_tool_call(&self) -> bool {
+        self.method == "tools/call"
+    }
 }
 
 impl<'a> Notification<'a> {
@@ -66,6 +75,7 @@ impl<'a> Member<'a> {
                 id,
                 method,
                 progress_token: message.pointer("/params/_meta/progressToken"),
+                tool: message.pointer("/params/name").and_then(Value::as_str),
             }),
             (Some(Value::String(method)), None) => Self::Notification(Notification {
                 method,

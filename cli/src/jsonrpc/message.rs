@@ -114,7 +114,7 @@ pub(crate) fn requests(message: &Value) -> Vec<(Value, bool)> {
     members(message)
         .into_iter()
         .filter_map(Member::request)
-        .map(|request| (request.id.clone(), request.method == "tools/call"))
+        .map(|request| (request.id.clone(), request.is_tool_call()))
         .collect()
 }
 

@@ -532,6 +532,80 @@ async fn listening_off_loopback_without_a_token_is_refused_at_start() {
     assert!(stderr.contains("--auth-token-file"), "{stderr}");
 }
 
+/// What the bridge answers a call its child had not answered when the drain
+/// ended.
+const STOPPING: &str = "The bridge is stopping: the server did not answer within the drain (--drain-timeout); the request was cancelled.";
+
+#[tokio::test]
+async fn the_drain_answers_every_call_in_flight_and_opens_no_session() {
+    let pong = r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#;
+    let bridge = Bridge::start(
+        &["--drain-timeout", "1s"],
+        &child(json!({"ping": [send(pong)]})),
+    )
+    .await;
+    let session = bridge.open().await;
+    // A connection kept alive from before the signal, as a balancer keeps.
+    let stream = tokio::net::TcpStream::connect(session.address)
+        .await
+        .unwrap();
+    let (mut kept, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let post = |body: &str, session_id: Option<&str>| {
+        let mut request = Request::post("/mcp")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = session_id {
+            request = request.header("mcp-session-id", id);
+        }
+        request
+            .body(http_body_util::Full::new(Bytes::from(body.to_owned())))
+            .unwrap()
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let pinged = bounded("the ping", kept.send_request(post(ping, Some(&session.id))))
+        .await
+        .unwrap();
+    assert_eq!(answers(pinged).await.len(), 1);
+    // Calls the child never answers: two tool calls, and a batch.
+    let mut waiting = Vec::new();
+    for body in [
+        tool_call(1, "hang"),
+        tool_call(2, "hang"),
+        r#"[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#.to_owned(),
+    ] {
+        let response = session.post(&body).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        waiting.push(response);
+    }
+    let mut process = bridge.process;
+    process.terminate();
+    process.log_shows("draining").await;
+    let refused = bounded("the refusal", kept.send_request(post(INITIALIZE, None)))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["connection"], "close");
+    let mut answered = Vec::new();
+    for response in waiting {
+        answered.extend(answers(response).await);
+    }
+    assert_eq!(answered.len(), 3, "{answered:?}");
+    for (answer, id) in answered[..2].iter().zip([1, 2]) {
+        assert_eq!(answer["id"], id);
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            render_error("hang", STOPPING)
+        );
+    }
+    assert_eq!(answered[2]["id"], 3);
+    assert_eq!(answered[2]["error"]["message"], STOPPING);
+    assert!(process.exited().await.success());
+}
+
 /// A stdio server in a few lines of Python: it answers `initialize`, and a
 /// `tools/call` a second after it came.
 pub(crate) const SLOW_CHILD: &str = r#"
@@ -790,7 +864,8 @@ async fn a_sessionless_client_reaches_none_of_another_clients_calls() {
 /// A stdio server in a few lines of Python that answers `tools/call huge`
 /// with 100 MiB (the id first, as the Python SDK writes it), `tools/call
 /// last` with 20 MiB (the id last, as the TypeScript SDK writes it), and
-/// `tools/call endless` with a line that never ends.
+/// `tools/call endless` with a line that never ends (100 MiB, then
+/// nothing more, the line still open).
 const LARGE_CHILD: &str = r#"
 import json, sys
 MiB = 1024 * 1024
@@ -811,7 +886,7 @@ for line in sys.stdin:
         write('{"result":{"content":[{"type":"text","text":"' + "x" * (20 * MiB) + '"}]},"jsonrpc":"2.0","id":%s}\n' % id)
     elif name == "endless":
         write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % id)
-        for _ in range(300):
+        for _ in range(100):
             write("x" * MiB)
         sys.stdout.flush()
         print("endless line sent", file=sys.stderr, flush=True)
@@ -926,4 +1001,37 @@ for line in sys.stdin:
     for n in 1..=2 {
         let _ = std::fs::remove_file(format!("{}{n}", marks.display()));
     }
+}
+
+#[tokio::test]
+async fn a_pooled_child_that_never_becomes_ready_is_given_up_with_one_line_and_replaced() {
+    // The first child started exits before it answers anything.
+    let child = r#"
+import json, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_CREAT | os.O_EXCL))
+    sys.exit(3)
+except FileExistsError:
+    pass
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+    let mark = std::env::temp_dir().join(format!("pool-first-{}", std::process::id()));
+    let bridge = Bridge::start(
+        &[],
+        &Server::new("python3", &["-c", child, mark.to_str().unwrap()]),
+    )
+    .await;
+    let address = bridge.process.address;
+    let refused = post_to(address, &sessionless_call(1, "echo"), &[]).await;
+    assert_eq!(refused.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let given_up = "a server started for sessionless clients did not become ready";
+    bridge.process.log_shows(given_up).await;
+    let served = answers(post_to(address, &sessionless_call(2, "echo"), &[]).await).await;
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    assert_eq!(bridge.process.log().matches(given_up).count(), 1);
+    let _ = std::fs::remove_file(mark);
 }
