@@ -21,9 +21,9 @@ use tokio::net::unix::pipe as async_pipe;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::jsonrpc::at_hand::at_hand;
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::member::{Member, Request, members};
 use crate::jsonrpc::message::Answer;
 use crate::jsonrpc::nested;
@@ -305,7 +305,8 @@ impl Session {
                 .is_some_and(|request| request.is_tool_call());
             let answer =
                 own_answer::unanswered(&client_id, is_tool_call, STOPPING, NoAnswer::Drained);
-            if let Some(answer) = at_hand(layer, invalid_params, call.request, Answer::made(answer))
+            if let Some(answer) =
+                layer_over_answer(layer, invalid_params, call.request, Answer::made(answer))
             {
                 let (line, _) = answer.into_line();
                 let events = call.events;
