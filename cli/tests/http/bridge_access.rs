@@ -80,7 +80,7 @@ async fn a_loopback_listener_refuses_a_host_not_its_own_as_the_typescript_sdk_do
             json_body(refused).await,
             json!({
                 "jsonrpc": "2.0",
-                "error": {"code": -32000, "message": format!("Invalid Host: {host}")},
+                "error": {"code": -32000, "message": "Invalid Host: evil.example"},
                 "id": null,
             })
         );
