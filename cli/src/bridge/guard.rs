@@ -87,7 +87,9 @@ impl Guard {
         if let Some(host) = headers.get(header::HOST)
             && !self.is_own_host(host)
         {
-            let message = format!("Invalid Host: {}", String::from_utf8_lossy(host.as_bytes()));
+            // As the TypeScript SDK says it: the host's name, without its port.
+            let host = String::from_utf8_lossy(host.as_bytes());
+            let message = format!("Invalid Host: {}", without_port(&host));
             return Some(json_error(StatusCode::FORBIDDEN, -32000, &message));
         }
         if let Some(token) = &self.token {

@@ -80,7 +80,7 @@ async fn a_loopback_listener_refuses_a_host_not_its_own_as_the_typescript_sdk_do
             json_body(refused).await,
             json!({
                 "jsonrpc": "2.0",
-                "error": {"code": -32000, "message": format!("Invalid Host: {host}")},
+                "error": {"code": -32000, "message": "Invalid Host: evil.example"},
                 "id": null,
             })
         );
@@ -265,4 +265,29 @@ async fn the_json_log_gives_a_sessions_id_prefix_and_its_servers_pid_as_fields()
     assert_eq!(ended["session"], id[..8]);
     assert_eq!(ended["pid"], pid);
     assert!(!log.iter().any(|line| line.contains(&id)), "{log:?}");
+}
+
+#[tokio::test]
+async fn off_loopback_the_bridge_serves_with_a_token_or_allow_unauthenticated_whatever_the_host() {
+    let open = Bridge::start_at("0.0.0.0:0", &["--allow-unauthenticated"], &child(json!({}))).await;
+    let served = initialize_at(&open, "mcp.example", &[]).await;
+    assert_eq!(served.status(), StatusCode::OK);
+
+    let token = token_file("off-loopback", "s3cret\n");
+    let guarded = Bridge::start_at(
+        "0.0.0.0:0",
+        &["--auth-token-file", token.to_str().unwrap()],
+        &child(json!({})),
+    )
+    .await;
+    let refused = initialize_at(&guarded, "mcp.example", &[]).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let served = initialize_at(
+        &guarded,
+        "mcp.example",
+        &[("authorization", "Bearer s3cret")],
+    )
+    .await;
+    assert_eq!(served.status(), StatusCode::OK);
+    std::fs::remove_file(token).unwrap();
 }
