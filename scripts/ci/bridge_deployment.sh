@@ -40,6 +40,7 @@ if ! command -v haproxy >/dev/null && [[ ! -x /usr/sbin/haproxy ]]; then
       apt-get install -y --no-install-recommends haproxy >&2; }
 fi
 haproxy=$(command -v haproxy || echo /usr/sbin/haproxy)
+[[ ${1:-} == --install-only ]] && exit 0
 
 # shellcheck source=scripts/lib/processes.sh
 source scripts/lib/processes.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything CI installs from the network, in one go: the MCP servers the
-# command's tests run (scripts/install-test-servers.sh), nginx, the
+# command's tests run (scripts/install-test-servers.sh), nginx, haproxy, the
 # ContextForge gateway and maturin, the MCP conformance suites. .ci/run starts
 # it in the background at its beginning, so that these downloads overlap the
 # steps that compile, and waits for it before the first step that needs one.
@@ -12,6 +12,7 @@ cd "$(dirname "$0")/../.."
 
 scripts/install-test-servers.sh
 scripts/ci/deployment.sh --install-only
+scripts/ci/bridge_deployment.sh --install-only
 scripts/ci/contextforge.sh --install-only
 scripts/conformance.sh --install-only
 echo "installs: done"
