@@ -32,6 +32,27 @@ pub(crate) struct Waiting {
     pub(crate) answer: Option<Awaiting>,
 }
 
+impl Waiting {
+    /// Gives the request `answer`, one of the wrapper's own: to the layer's
+    /// future that waits for it, which writes it; else returned, with what
+    /// the layer reads of the request, for the caller to write.
+    pub(crate) fn answered_with(self, answer: Answer) -> Option<Refused> {
+        match self.answer {
+            // The receiver may have been dropped this very moment; nothing
+            // waits then.
+            Some(awaiting) if awaiting.held.is_none() => {
+                drop(awaiting.answer.send(answer));
+                None
+            }
+            awaiting => Some(Refused {
+                answer,
+                request: self.request,
+                awaiting,
+            }),
+        }
+    }
+}
+
 /// Where the layer's future waits for a request's answer (a timeout applies).
 #[derive(Debug)]
 pub(crate) struct Awaiting {
@@ -197,16 +218,7 @@ impl InFlight {
         let mut unawaited = Vec::new();
         for (_, waiting) in self.waiting.drain() {
             let answer = exited_answer(&waiting.requests, waiting.batch, &status);
-            match waiting.answer {
-                // The receiver may have been dropped this very moment; nothing
-                // waits then.
-                Some(awaiting) if awaiting.held.is_none() => drop(awaiting.answer.send(answer)),
-                awaiting => unawaited.push(Refused {
-                    answer,
-                    request: waiting.request,
-                    awaiting,
-                }),
-            }
+            unawaited.extend(waiting.answered_with(answer));
         }
         self.by_id.clear();
         self.gone = Some(status);

@@ -211,14 +211,8 @@ impl Stack {
     /// Answers `waiting` with an answer of the wrapper's own in place of the
     /// child's (one too large to read): as a dead child's requests are.
     pub(crate) fn answer_instead(&self, waiting: Waiting, answer: Answer) {
-        match waiting.answer {
-            // The layer's future waits for it, and writes it.
-            Some(awaiting) if awaiting.held.is_none() => drop(awaiting.answer.send(answer)),
-            awaiting => self.answer_left(Refused {
-                answer,
-                request: waiting.request,
-                awaiting,
-            }),
+        if let Some(left) = waiting.answered_with(answer) {
+            self.answer_left(left);
         }
     }
 
