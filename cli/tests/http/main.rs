@@ -15,7 +15,8 @@
 //! (`bridge_environment`), a worker per CPU (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), and the bridge in front of three stdio servers through the
-//! official clients (`bridge_servers`), all ignored unless
+//! official clients (`bridge_servers`) and what those clients do when their
+//! session is gone (`session_gone`), all ignored unless
 //! scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
 
@@ -51,6 +52,7 @@ mod python;
 mod replicas;
 mod resumed;
 mod rewriting;
+mod session_gone;
 mod spellings;
 mod stop_twice;
 mod support;
