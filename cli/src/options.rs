@@ -87,8 +87,8 @@ pub(crate) struct Options {
     pub(crate) auth_token_file: Option<std::path::PathBuf>,
 
     /// With --listen and COMMAND: serve browser clients whose pages come
-    /// from ORIGIN (e.g. https://mcp.example, a reverse proxy's), besides
-    /// the listen address's own origins; repeatable.
+    /// from ORIGIN (e.g. https://mcp.example, a reverse proxy's), and
+    /// requests for its host, besides the listen address's own; repeatable.
     #[arg(long, value_name = "ORIGIN", value_parser = parse_origin, requires = "listen", conflicts_with = "upstream")]
     pub(crate) allow_origin: Vec<String>,
 

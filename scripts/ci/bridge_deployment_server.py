@@ -1,7 +1,7 @@
 """A stdio MCP server in the standard library alone, served by the bridge in
 its deployment test (scripts/ci/bridge_deployment.sh): it answers
-`initialize`, a `tools/call` of `echo` at once with its `text` argument, and
-one of `slow` half a second later, so that calls are in flight when a replica
+`initialize`, `tools/list`, a `tools/call` of `echo` at once with its `text`
+argument, and one of `slow` half a second later, so that calls are in flight when a replica
 drains. It starts in some 20 ms, so that a session costs little."""
 
 import json
@@ -37,6 +37,10 @@ for line in sys.stdin:
             "protocolVersion": message["params"]["protocolVersion"],
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "deployment", "version": "1"}}})
+    elif message["method"] == "tools/list":
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+        write({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
+            {"name": name, "inputSchema": schema} for name in ("echo", "slow")]}})
     elif message["method"] == "tools/call":
         params = message["params"]
         text = params.get("arguments", {}).get("text", "")

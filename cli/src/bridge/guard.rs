@@ -6,8 +6,8 @@
 //!   loopback address under a name of its own, but cannot change the
 //!   `Origin` the browser writes);
 //! - on a loopback listener, a request whose `Host` is not a loopback name
-//!   (`localhost`, `127.0.0.1`, `[::1]`) or the listen address, whatever the
-//!   port, is refused `403`, as the TypeScript SDK's servers refuse it: the
+//!   (`localhost`, `127.0.0.1`, `[::1]`), the listen address or the host of
+//!   an origin `--allow-origin` names, whatever the port, is refused `403`, as the TypeScript SDK's servers refuse it: the
 //!   second defence against DNS rebinding, which a browser's own requests
 //!   (no `Origin` on a same-origin `GET`) would pass otherwise. A request
 //!   without `Host` comes from no browser, and is served;
@@ -145,8 +145,9 @@ impl Guard {
 
     /// Whether `host` names this listener: any `Host` when it does not
     /// listen on loopback (the token guards it, and a proxy in front writes
-    /// names of its own); else a loopback name or the listen address, with
-    /// any port or none.
+    /// names of its own); else a loopback name, the listen address, or the
+    /// host of an origin `--allow-origin` names (a proxy in front that
+    /// passes the client's `Host` on), with any port or none.
     fn is_own_host(&self, host: &HeaderValue) -> bool {
         if !self.listen.ip().is_loopback() {
             return true;
@@ -155,9 +156,14 @@ impl Guard {
             return false;
         };
         let name = without_port(host);
+        let allowed_hosts = self.allowed_origins.iter().filter_map(|origin| {
+            let authority = origin.split_once("://")?.1;
+            Some(without_port(authority))
+        });
         LOOPBACK_NAMES
-            .iter()
-            .any(|loopback| loopback.eq_ignore_ascii_case(name))
+            .into_iter()
+            .chain(allowed_hosts)
+            .any(|allowed| allowed.eq_ignore_ascii_case(name))
             || name
                 .trim_start_matches('[')
                 .trim_end_matches(']')
@@ -272,6 +278,8 @@ mod tests {
         ] {
             assert!(!own_host(&guard, host), "{host}");
         }
+        assert!(own_host(&guard, "mcp.example"), "--allow-origin's host");
+        assert!(own_host(&guard, "MCP.example:443"), "--allow-origin's host");
         assert!(own_host(&super::tests::guard("[::1]:80"), "[::1]:80"));
         assert!(own_host(&super::tests::guard("0.0.0.0:80"), "evil.example"));
     }

@@ -67,6 +67,13 @@ async fn an_origin_allowed_by_name_is_served_and_any_other_refused() {
         assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{origin}");
     }
     assert_eq!(bridge.children().len(), 2, "no child for a refused client");
+    // Behind a proxy that passes the client's Host on, the allowed origin's
+    // host is the bridge's own.
+    let origin = [("origin", "https://mcp.example")];
+    let served = initialize_at(&bridge, "mcp.example", &origin).await;
+    assert_eq!(served.status(), StatusCode::OK);
+    let refused = initialize_at(&bridge, "evil.example", &origin).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]

@@ -17,7 +17,8 @@
 //! (`workers`), and servers no one here wrote: one on
 //! the official Python SDK (`python`) and the TypeScript reference server
 //! (`everything`), and the bridge in front of three stdio servers through the
-//! official clients (`bridge_servers`), all ignored unless
+//! official clients (`bridge_servers`) and what those clients do when their
+//! session is gone (`session_gone`), all ignored unless
 //! scripts/install-test-servers.sh has run.
 //! Every wait is bounded.
 
@@ -54,6 +55,7 @@ mod replicas;
 mod resumed;
 mod rewriting;
 mod same_traffic;
+mod session_gone;
 mod spellings;
 mod stop_twice;
 mod support;
