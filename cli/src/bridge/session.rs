@@ -395,10 +395,10 @@ impl Session {
     /// The stream `message` goes to, if any is open, and what it needs
     /// before its client reads it.
     fn destination(&self, message: &[u8]) -> Option<(mpsc::Sender<Bytes>, ClientSpelling)> {
-        let kind = Kind::of(message);
+        let kind = ChildMessage::of(message);
         let mut routes = self.routes();
         match kind {
-            Kind::Answer(ids) => {
+            ChildMessage::Answer(ids) => {
                 let mut events = None;
                 let mut restored = Vec::new();
                 for id in ids {
@@ -416,7 +416,7 @@ impl Session {
                 };
                 events.map(|events| (events, spelling))
             }
-            Kind::Progress(token) => {
+            ChildMessage::Progress(token) => {
                 let call = routes
                     .calls
                     .values()
@@ -438,8 +438,8 @@ impl Session {
                 }
             }
             // A pooled child's own messages belong to no client it serves.
-            Kind::ServerMessage if self.pooled => None,
-            Kind::ServerMessage => routes
+            ChildMessage::ServerMessage if self.pooled => None,
+            ChildMessage::ServerMessage => routes
                 .any_stream()
                 .map(|events| (events, ClientSpelling::Same)),
         }
@@ -503,7 +503,7 @@ impl Routes {
 }
 
 /// What the child's line is, for its routing.
-enum Kind {
+enum ChildMessage {
     /// Answers, to the requests with these ids.
     Answer(Vec<JsonRpcId>),
     /// `notifications/progress` with this token.
@@ -512,7 +512,7 @@ enum Kind {
     ServerMessage,
 }
 
-impl Kind {
+impl ChildMessage {
     fn of(message: &[u8]) -> Self {
         match envelope::read(message) {
             Ok(Envelope::Single(fields)) if fields.is_response() => {
