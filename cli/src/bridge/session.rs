@@ -49,6 +49,8 @@ pub(crate) struct Session {
     ///
     /// [`Pool`]: crate::bridge::pool::Pool
     pooled: bool,
+    /// The child's process id, for the log.
+    pid: u32,
     /// The last id the bridge gave a call of a pooled child.
     last_id: std::sync::atomic::AtomicU64,
 }
@@ -151,6 +153,7 @@ impl Session {
             output: ClientOutput::to(File::from(OwnedFd::from(relay_output))),
         };
         let relay = Relay::start(options, &options.command, client, traced)?;
+        let pid = relay.pid().unwrap_or_default();
         let input = async_pipe::Sender::from_owned_fd(OwnedFd::from(input));
         let output = async_pipe::Receiver::from_owned_fd(OwnedFd::from(output));
         let (input, output) = input
@@ -168,10 +171,16 @@ impl Session {
             }),
             signals,
             pooled,
+            pid,
             last_id: std::sync::atomic::AtomicU64::new(0),
         });
         tokio::spawn(session.clone().route_output(output));
         Ok((session, relay, forwarded))
+    }
+
+    /// The child's process id (0 if it was gone before it was read).
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
     }
 
     pub(crate) fn id(&self) -> &str {

@@ -173,7 +173,13 @@ impl Sessions {
                 .collect();
             for session in idle {
                 let shown = session_id::prefix(session.id());
-                event!(info, session = shown, "session idle: ending it: {shown}");
+                let pid = session.pid();
+                event!(
+                    info,
+                    session = shown,
+                    pid,
+                    "session idle: ending it: {shown}, the server's pid {pid}"
+                );
                 session.end().await;
             }
         }

@@ -399,6 +399,17 @@ async fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
     .await;
     let response = idle.post(&tool_call(1, "x")).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    // The log line names the session by its prefix, and its server's pid.
+    let log = bridge.process.log();
+    let line = log
+        .lines()
+        .find(|line| line.contains("session idle: ending it"))
+        .unwrap_or_else(|| panic!("no idle line in {log}"));
+    assert!(
+        line.contains(&idle.id[..8]) && !line.contains(&idle.id),
+        "{line}"
+    );
+    assert!(line.contains("the server's pid "), "{line}");
     let response = listening
         .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         .await;
