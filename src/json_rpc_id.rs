@@ -2,9 +2,9 @@
 //! compares the id of an answer with the id of its request.
 //!
 //! A proxy that matches a server's answers to its clients' requests meets
-//! ids written back in another spelling: the JavaScript and Python SDKs parse
-//! a request's id as a number and write `9` for a request sent as `9.0`, and
-//! `100` for `1e2`. JSON-RPC compares ids as values, so those are one id; a
+//! ids written back in another spelling: the TypeScript SDK parses a
+//! request's id as a number and writes `9` for a request sent as `9.0`, `100`
+//! for `1e2` and `0` for `-0` (its `server-everything`, seen on 2026-12-05). JSON-RPC compares ids as values, so those are one id; a
 //! map keyed by the id's JSON text, or by [`serde_json::Value`]'s equality
 //! (`9` is not `9.0` there), loses the answer. `JsonRpcId` is the layer's own
 //! rule made a key: hash it, put it in a `HashMap`, compare it.
@@ -25,7 +25,7 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
-use crate::model::request_id::RequestId;
+use crate::model::request_id::{IdKey, RequestId};
 
 /// A JSON-RPC request id, equal to another exactly when JSON-RPC takes them
 /// for the same id: numbers by their value (`9`, `9.0` and `9e0` are one id,
@@ -42,6 +42,21 @@ impl JsonRpcId {
     /// The id `value` as a key.
     pub fn new(value: &Value) -> Self {
         Self(RequestId::from_value(value))
+    }
+
+    /// Whether the ids `a` and `b` are one id by this rule: what comparing
+    /// their keys says, without making either key (no allocation), for a
+    /// proxy that compares an answer's id with a request's on every message.
+    ///
+    /// ```
+    /// use mcp_tool_errors::JsonRpcId;
+    /// use serde_json::json;
+    ///
+    /// assert!(JsonRpcId::same(&json!(1e2), &json!(100)));
+    /// assert!(!JsonRpcId::same(&json!(1), &json!("1")));
+    /// ```
+    pub fn same(a: &Value, b: &Value) -> bool {
+        IdKey::json(a) == IdKey::json(b)
     }
 
     /// The id as JSON, as it was written (`9.0` stays `9.0`).

@@ -114,7 +114,8 @@ impl<'a> IdKey<'a> {
         }
     }
 
-    fn json(value: &'a Value) -> Self {
+    /// The key of the id `value`, borrowed.
+    pub(crate) fn json(value: &'a Value) -> Self {
         match value {
             Value::Number(n) => Self::number(n),
             Value::String(s) => Self::String(s),

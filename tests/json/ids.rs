@@ -1,7 +1,8 @@
 //! `JsonRpcId` is the layer's own rule for matching an answer to its request:
 //! for every pair of id spellings, the layer rewraps a tool error answered
 //! with the second for a call sent with the first exactly when the two keys
-//! are equal, and equal keys hash alike.
+//! are equal (and `JsonRpcId::same` says so without making keys), and equal
+//! keys hash alike.
 
 use std::collections::HashSet;
 use std::future::ready;
@@ -79,6 +80,11 @@ fn keys_are_equal_exactly_when_the_layer_matches_the_answer() {
         for answered in SPELLINGS {
             let (sent_value, answered_value) = (parsed(sent), parsed(answered));
             let equal = JsonRpcId::new(&sent_value) == JsonRpcId::new(&answered_value);
+            assert_eq!(
+                JsonRpcId::same(&sent_value, &answered_value),
+                equal,
+                "same, for sent {sent}, answered {answered}"
+            );
             assert_eq!(
                 equal,
                 layer_matches(&sent_value, &answered_value),

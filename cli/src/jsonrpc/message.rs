@@ -105,7 +105,7 @@ pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
 /// `request`: JSON-RPC's rule, the library's ([`JsonRpcId`]): `9` answers
 /// `9.0`, `-0` answers `0`, a number never answers a string.
 pub(crate) fn answers(answer: &Value, request: &Value) -> bool {
-    JsonRpcId::new(answer) == JsonRpcId::new(request)
+    JsonRpcId::same(answer, request)
 }
 
 /// The requests of a message or batch that expect an answer: their ids, and
