@@ -31,15 +31,9 @@ readonly RUN_TIMEOUT_S=120
 log() { echo "bridge deployment: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-if ! command -v haproxy >/dev/null && [[ ! -x /usr/sbin/haproxy ]]; then
-  log "installing haproxy with apt"
-  sudo=()
-  ((EUID == 0)) || sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >&2 ||
-    { "${sudo[@]}" apt-get update >&2 && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y --no-install-recommends haproxy >&2; }
-fi
-haproxy=$(command -v haproxy || echo /usr/sbin/haproxy)
+# shellcheck source=scripts/lib/apt.sh
+source scripts/lib/apt.sh
+haproxy=$(ensure_apt_package haproxy haproxy)
 [[ ${1:-} == --install-only ]] && exit 0
 
 # shellcheck source=scripts/lib/processes.sh

@@ -38,15 +38,9 @@ die() { log "$*"; exit 1; }
 
 [[ -x $python ]] || die "the Python SDK is missing: run scripts/install-test-servers.sh"
 
-if ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
-  log "installing nginx-light with apt"
-  sudo=()
-  ((EUID == 0)) || sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx-light >&2 ||
-    { "${sudo[@]}" apt-get update >&2 && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y --no-install-recommends nginx-light >&2; }
-fi
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
+# shellcheck source=scripts/lib/apt.sh
+source scripts/lib/apt.sh
+nginx=$(ensure_apt_package nginx-light nginx)
 [[ ${1:-} == --install-only ]] && exit 0
 
 # shellcheck source=scripts/lib/processes.sh
