@@ -16,9 +16,9 @@
 //! or `other`; a line with no entry gets nothing. Actions:
 //!
 //! - `{"send": TEXT}` writes TEXT and a newline, with `$ID` replaced by the
-//!   received id's JSON text, `$JS_ID` by the received id as the JavaScript
-//!   and Python SDKs write it back (a number parsed and written again: `9`
-//!   for `9.0`, `100` for `1e2`), `$REQUEST_ID` by the JSON text of its
+//!   received id's JSON text, `$JS_ID` by the received id as the TypeScript
+//!   SDK writes it back (a number parsed and written again: `9` for `9.0`,
+//!   `100` for `1e2`, `0` for `-0`), `$REQUEST_ID` by the JSON text of its
 //!   `params.requestId` (a cancellation names the request it cancels) and
 //!   `$LINE` by the received line (trimmed);
 //! - `{"repeat": TEXT, "times": N}` writes TEXT and a newline N times, as is;

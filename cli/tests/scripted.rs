@@ -101,8 +101,8 @@ async fn redact_secrets_and_max_error_bytes_reach_the_layer() {
     assert!(text.contains("[truncated"), "{text}");
 }
 
-/// A call sent with the id `9.0` and answered with `9`, as the JavaScript and
-/// Python SDKs write a number back: the same call, its error rewrapped and
+/// A call sent with the id `9.0` and answered with `9`, as the TypeScript SDK's
+/// servers write a number back (server-everything: `9.0` to `9`): the same call, its error rewrapped and
 /// redacted, and answered once (not again at its timeout).
 #[tokio::test]
 async fn an_answer_with_another_spelling_of_the_calls_id_is_its_answer_once() {

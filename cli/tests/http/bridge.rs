@@ -293,8 +293,8 @@ async fn listen(session: &Session) -> Events {
 
 #[tokio::test]
 async fn an_answer_whose_id_the_child_spelled_otherwise_reaches_its_call() {
-    // The JavaScript and Python SDKs parse an id as a number and write it
-    // back: `9` for `9.0`, `100` for `1e2`.
+    // The TypeScript SDK's servers parse an id as a number and write it
+    // back: `9` for `9.0`, `100` for `1e2`, `0` for `-0`.
     let listed = r#"{"jsonrpc":"2.0","id":$JS_ID,"result":{"tools":[]}}"#;
     let bridge = Bridge::start(&[], &child(json!({"tools/list": [send(listed)]}))).await;
     let session = bridge.open().await;

@@ -263,8 +263,8 @@ async fn a_rewritten_answer_event_keeps_every_byte_of_the_upstreams_but_the_text
     );
 }
 
-/// A call sent with the id `9.0` and answered with `9`, as the JavaScript and
-/// Python SDKs write a number back: the same call, so its error is rewrapped
+/// A call sent with the id `9.0` and answered with `9`, as the TypeScript SDK's
+/// servers write a number back (server-everything: `9.0` to `9`): the same call, so its error is rewrapped
 /// and redacted, in a JSON body and in an event stream, on the direct path
 /// and through an exchange (a timeout applies).
 #[tokio::test]

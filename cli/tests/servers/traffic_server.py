@@ -4,13 +4,14 @@ On stdio (no argument), or over HTTP at `/mcp` (`--http`: the port it
 listens on, on 127.0.0.1, is the first line it writes). It answers as the
 official SDKs do where the test looks:
 
-- ids are written back as the JavaScript SDK writes them: a number parsed,
-  so `9.0` and `9e0` come back as `9`, `1e2` as `100`;
+- ids are written back as the TypeScript SDK's servers write them (seen
+  with server-everything: `9.0` comes back as `9`, `1e2` as `100`, `-0` as
+  `0`): a number parsed, so `9e0` is `9` too;
 - `initialize` and `ping` succeed; `tools/call` of `ok` succeeds with its
   text, of `fail` fails (`isError`) with its text, of anything else is an
   `isError` result saying the tool is unknown (as the Python SDK answers);
 - a request with `_meta.progressToken` gets one `notifications/progress`
-  first;
+  first, its token written back as an id is;
 - a batch is answered as one array, in reverse order; a member that is no
   request (no string method) is answered with `-32600`;
 - notifications and responses get no answer.
@@ -42,7 +43,7 @@ def answer(request):
         before.append({
             "jsonrpc": "2.0",
             "method": "notifications/progress",
-            "params": {"progressToken": token, "progress": 1, "total": 2},
+            "params": {"progressToken": written_back(token), "progress": 1, "total": 2},
         })
     if method == "initialize":
         result = {
