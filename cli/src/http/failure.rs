@@ -78,30 +78,28 @@ impl Failure {
         }
     }
 
-    /// The answer to every request of `message` (one request, or a batch).
-    pub(crate) fn answer(self, message: &Value) -> Value {
-        self.answer_unanswered(message, &[])
-    }
-
-    /// The answer to every request of `message` but those of `answered`, which
+    /// The answer to each of `requests` (each id, and whether it is a
+    /// `tools/call`; sent as a `batch` or one) but those of `answered`, which
     /// an answer of the server's reached the client for already
     /// ([`unread`](crate::http::unread)): the proxy never answers a request
     /// twice. `Null` when no request is left.
-    pub(crate) fn answer_unanswered(self, message: &Value, answered: &[Value]) -> Value {
+    pub(crate) fn answer_to(
+        self,
+        requests: &[(Value, bool)],
+        batch: bool,
+        answered: &[Value],
+    ) -> Value {
         let sentence = self.sentence();
-        let answer_one = |request: &Value| -> Option<Value> {
-            let id = request.get("id").filter(|id| !answered.contains(id))?;
-            let method = request.get("method")?.as_str()?;
-            Some(crate::jsonrpc::own_answer::unanswered(
-                id,
-                method == "tools/call",
-                &sentence,
-                self.reason(),
-            ))
-        };
-        match message {
-            Value::Array(batch) => Value::Array(batch.iter().filter_map(answer_one).collect()),
-            single => answer_one(single).unwrap_or(Value::Null),
+        let mut answers = requests
+            .iter()
+            .filter(|(id, _)| !answered.contains(id))
+            .map(|(id, is_tool_call)| {
+                crate::jsonrpc::own_answer::unanswered(id, *is_tool_call, &sentence, self.reason())
+            });
+        if batch {
+            Value::Array(answers.collect())
+        } else {
+            answers.next().unwrap_or(Value::Null)
         }
     }
 }
@@ -164,6 +162,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::jsonrpc::message::requests;
 
     #[test]
     fn a_tool_call_gets_an_error_result_and_anything_else_an_internal_error() {
@@ -180,7 +179,7 @@ mod tests {
         // Marked for the layer, which removes the mark.
         NoAnswer::Upstream5xx.mark(&mut expected);
         assert_eq!(
-            Failure::Status(StatusCode::BAD_GATEWAY).answer(&batch),
+            Failure::Status(StatusCode::BAD_GATEWAY).answer_to(&requests(&batch), true, &[]),
             expected
         );
     }
@@ -196,12 +195,12 @@ mod tests {
             json!([{"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": sentence}}]);
         NoAnswer::UpstreamClosed.mark(&mut expected);
         assert_eq!(
-            Failure::ClosedBeforeAnswer.answer_unanswered(&batch, &[json!(1)]),
+            Failure::ClosedBeforeAnswer.answer_to(&requests(&batch), true, &[json!(1)]),
             expected
         );
         let call = &batch[0];
         assert_eq!(
-            Failure::ClosedBeforeAnswer.answer_unanswered(call, &[json!(1)]),
+            Failure::ClosedBeforeAnswer.answer_to(&requests(call), false, &[json!(1)]),
             Value::Null
         );
     }

@@ -38,15 +38,11 @@ impl HeadTimeout {
         }
     }
 
-    /// The bound for `message` (a request or a batch); `None` when every
-    /// request in it is a `tools/call`, the layer's to bound.
-    pub(crate) fn for_message(&self, message: &Value) -> Option<Duration> {
-        let is_tool_call = |request: &Value| request["method"] == "tools/call";
-        let requests: Vec<&Value> = match message {
-            Value::Array(batch) => batch.iter().filter(|m| m.get("id").is_some()).collect(),
-            single => vec![single],
-        };
-        if requests.iter().all(|request| is_tool_call(request)) {
+    /// The bound for the requests of a message (each id, and whether it is
+    /// a `tools/call`: [`requests`](crate::jsonrpc::message::requests));
+    /// `None` when every one is a `tools/call`, the layer's to bound.
+    pub(crate) fn for_requests(&self, requests: &[(Value, bool)]) -> Option<Duration> {
+        if requests.iter().all(|(_, is_tool_call)| *is_tool_call) {
             None
         } else {
             Some(self.tool_timeout.unwrap_or(DEFAULT))
@@ -59,7 +55,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::jsonrpc::message::requests;
     use crate::options::http_options;
+
+    fn for_message(timeouts: &HeadTimeout, message: &Value) -> Option<Duration> {
+        timeouts.for_requests(&requests(message))
+    }
 
     fn head_timeout(options: &[&str]) -> HeadTimeout {
         HeadTimeout::new(&http_options(options))
@@ -74,27 +75,30 @@ mod tests {
     #[test]
     fn without_tool_timeouts_calls_run_as_long_as_their_tools_and_the_rest_get_the_default() {
         let timeouts = head_timeout(&[]);
-        assert_eq!(timeouts.for_message(&call("build")), None);
+        assert_eq!(for_message(&timeouts, &call("build")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
-        assert_eq!(timeouts.for_message(&ping), Some(DEFAULT));
+        assert_eq!(for_message(&timeouts, &ping), Some(DEFAULT));
     }
 
     #[test]
     fn a_tool_timeout_leaves_calls_to_the_layer_and_bounds_the_rest() {
         let timeouts = head_timeout(&["--tool-timeout", "30s"]);
-        assert_eq!(timeouts.for_message(&call("build")), None);
+        assert_eq!(for_message(&timeouts, &call("build")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
-        assert_eq!(timeouts.for_message(&ping), Some(Duration::from_secs(30)));
+        assert_eq!(for_message(&timeouts, &ping), Some(Duration::from_secs(30)));
         let batch = json!([call("build"), ping]);
-        assert_eq!(timeouts.for_message(&batch), Some(Duration::from_secs(30)));
+        assert_eq!(
+            for_message(&timeouts, &batch),
+            Some(Duration::from_secs(30))
+        );
     }
 
     #[test]
     fn a_tools_own_timeout_leaves_every_call_to_the_layer() {
         let timeouts = head_timeout(&["--tool-timeout-for", "build=2m"]);
-        assert_eq!(timeouts.for_message(&call("build")), None);
-        assert_eq!(timeouts.for_message(&call("search")), None);
+        assert_eq!(for_message(&timeouts, &call("build")), None);
+        assert_eq!(for_message(&timeouts, &call("search")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
-        assert_eq!(timeouts.for_message(&ping), Some(DEFAULT));
+        assert_eq!(for_message(&timeouts, &ping), Some(DEFAULT));
     }
 }

@@ -17,12 +17,15 @@
 //! `headers` (what the upstream and the client get of each other's headers),
 //! `direct_call` (a `tools/call` no timeout applies to, its answer through the
 //! layer only when the layer may change it), `exchange` (any other JSON-RPC
-//! request through the layer, in JSON or as an event stream), `replayed` and
+//! request, the layer's future made as it is sent), `answer_reader` (the one
+//! place either's response is read: sent, its head awaited, a JSON body read
+//! whole), `answer_stream` (an event stream rewritten as it passes),
+//! `answer_rewriter` (what the client gets of the answer, and of a failure,
+//! through the layer), `replayed` and
 //! `seen_calls` (answers on `GET` streams; the calls they answer, and which
 //! of them the client or the proxy cancelled), `sse`
 //! (events cut and rewritten), `failure` (the answers when the upstream gives
-//! none), `gather` (what the upstream sent together goes to the client in one
-//! write), `cancel` (what the proxy gives up: no answer to a call the client
+//! none), `cancel` (what the proxy gives up: no answer to a call the client
 //! cancelled, `notifications/cancelled` for any other),
 //! `unread` (answers the proxy could not read, which count as answers),
 //! `decoded` (gzip and deflate answers decoded before the layer reads them),
@@ -41,6 +44,9 @@
 pub(crate) mod accept;
 pub(crate) mod activity;
 pub(crate) mod admin;
+mod answer_reader;
+mod answer_rewriter;
+mod answer_stream;
 pub(crate) mod body;
 mod cancel;
 mod client;
@@ -51,7 +57,6 @@ mod direct_call;
 pub(crate) mod drain;
 mod exchange;
 mod failure;
-mod gather;
 mod head_timeout;
 pub(crate) mod headers;
 mod idle;

@@ -24,18 +24,17 @@ use hyper::body::Bytes;
 use hyper::header::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tower_layer::Layer;
-use tower_service::Service;
 
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::client::UpstreamBody;
 use crate::http::decoded::{Encoding, ReadBody, decoded, encoding};
-use crate::http::exchange::Answers;
 use crate::http::headers::{MediaType, media_type, passed_through};
 use crate::http::proxy::Proxy;
 use crate::http::seen_calls::session;
 use crate::http::task_ids::ToClient;
 use crate::http::{headers, sse};
+use crate::jsonrpc::layer_over_answer::layer_over_answer;
+use crate::jsonrpc::message::{Answer, response_ids};
 
 /// The upstream's response to a `GET` at the MCP endpoint in the session of
 /// `request_headers`: an event stream with its answers to remembered calls
@@ -81,7 +80,7 @@ async fn relay(
         };
         splitter.push(&chunk);
         while let Some(event) = splitter.next_event() {
-            let event = to_client.event(rewritten(&proxy, &session, event).await);
+            let event = to_client.event(rewritten(&proxy, &session, event));
             if events.send(Bytes::from(event)).await.is_err() {
                 return;
             }
@@ -114,7 +113,7 @@ async fn pass_rest(mut body: ReadBody, events: mpsc::Sender<Bytes>) {
 
 /// `event`, its data rewritten when it answers a call of `session` that this
 /// process relayed and the layer changes that answer.
-async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
+fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
@@ -128,21 +127,26 @@ async fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     // The exchange the layer would have seen: the call, and this answer.
     let call = json!({"jsonrpc": "2.0", "id": answer["id"], "method": "tools/call",
                       "params": {"name": tool}});
-    let mut layered = proxy.layer().layer(Answers(answer));
-    let Ok(layered) = layered.call(call).await;
-    match crate::jsonrpc::splice::rewritten(&data, &layered) {
+    let Some(layered) = layer_over_answer(
+        &proxy.layer(),
+        proxy.invalid_params(),
+        call,
+        Answer::from_child(data.clone(), answer),
+    ) else {
+        return event;
+    };
+    match crate::jsonrpc::splice::rewritten(&data, &layered.value) {
         Some(data) => sse::with_data(&event, &data),
         None => event,
     }
 }
 
-/// The id of the request `message` answers, when it is a response.
+/// The id of the request `message` answers, when it is one response (not a
+/// batch): JSON-RPC's rule, the one every mode reads a message by
+/// (`crate::jsonrpc::member`).
 fn answered_call(message: &Value) -> Option<&Value> {
-    let object = message.as_object()?;
-    if object.contains_key("method")
-        || !(object.contains_key("result") || object.contains_key("error"))
-    {
+    if !message.is_object() {
         return None;
     }
-    object.get("id")
+    response_ids(message).into_iter().next()
 }

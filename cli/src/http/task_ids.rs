@@ -35,6 +35,7 @@ use hyper::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::http::sse;
+use crate::jsonrpc::message::answers;
 
 /// What starts the ids the proxy makes (and names the format's version).
 const PREFIX: &str = "mte1";
@@ -329,7 +330,7 @@ impl ToClient {
             return self
                 .calls
                 .iter()
-                .find(|(call, _)| call == id)
+                .find(|(call, _)| answers(id, call))
                 .map(|(_, tool)| tool.as_str());
         }
         match self.calls.as_slice() {

@@ -3,12 +3,13 @@
 //! duration start then, and resolved where its answer is read, in that
 //! thread or task, so that no task of its own polls it and the runtime is
 //! never woken for it. The stdio mode holds one with each such request
-//! (`crate::stdio::stack`), the HTTP mode with each such direct call
-//! (`crate::http::direct_call`).
+//! (`crate::stdio::stack`), the HTTP mode with each such direct call and with
+//! every exchange, whose future holds the tool timeout's timer too and is
+//! polled while the answer is awaited (`crate::http::answer_rewriter`).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use mcp_tool_errors::ToolErrorLayer;
 use serde_json::Value;
@@ -71,6 +72,15 @@ impl LayerCall {
         let _ = sender.send(answer);
         let value = resolved(self.future).ok().flatten();
         message::answered(value, &self.child_answer)
+    }
+
+    /// The layer's own answer, when it answers before the server's answer is
+    /// sent (its timeout): polled while the answer is awaited. Once it is
+    /// ready, the layer is done with the request: neither
+    /// [`LayerCall::resolve`] nor [`LayerCall::withdraw`] is called then.
+    pub(crate) fn poll_own_answer(&mut self, cx: &mut Context<'_>) -> Poll<Option<Answer>> {
+        let value = ready!(self.future.as_mut().poll(cx));
+        Poll::Ready(message::answered(value.ok().flatten(), &self.child_answer))
     }
 
     /// Ends the request without an answer (the client cancelled it, so that

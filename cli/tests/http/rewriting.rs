@@ -263,6 +263,37 @@ async fn a_rewritten_answer_event_keeps_every_byte_of_the_upstreams_but_the_text
     );
 }
 
+/// A task handle answering a call sent as `9.0` with the id `9`: the task's
+/// id the client gets is the proxy's (it names the tool, for any replica),
+/// on the direct path and through an exchange, in JSON and as an event.
+#[tokio::test]
+async fn a_task_handle_answered_with_another_spelling_of_the_calls_id_names_the_proxys_task() {
+    let handle = r#"{"jsonrpc":"2.0","id":9,"result":{"task":{"taskId":"srv-7","status":"working","ttl":60000}}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":9.0,"method":"tools/call","params":{"name":"build","arguments":{},"task":{"ttl":60000}}}"#;
+    for stream in [false, true] {
+        let upstream = Upstream::start(move |_| match stream {
+            false => Reply::json(handle),
+            true => Reply::events(&[&format!("event: message\ndata: {handle}\n\n")]),
+        })
+        .await;
+        for options in [&[][..], &["--tool-timeout", "30s"]] {
+            let proxy = Proxy::start(&upstream.url(), options).await;
+            let response = proxy.post(call, &[]).await;
+            let answer = match stream {
+                false => json(response).await,
+                true => event_data(&Events::new(response).next().await.expect("an event")),
+            };
+            let task_id = answer["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                task_id.starts_with("mte1.") && task_id != "srv-7",
+                "stream {stream}, options {options:?}: {answer}"
+            );
+        }
+    }
+}
+
 /// A call sent with the id `9.0` and answered with `9`, as the TypeScript SDK's
 /// servers write a number back (server-everything: `9.0` to `9`): the same call, so its error is rewrapped
 /// and redacted, in a JSON body and in an event stream, on the direct path

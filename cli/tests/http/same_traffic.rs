@@ -2,7 +2,9 @@
 //! (ids in every spelling a peer writes, tool errors holding secrets and
 //! imitations of the element, progress, cancellations, batches answered in
 //! reverse order with an invalid member first) sent through the stdio mode,
-//! the HTTP mode and the bridge, each in front of one server
+//! the HTTP mode (with and without a tool timeout: a call read without the
+//! layer's future, and one under its timer) and the bridge, each in front of
+//! one server
 //! (`servers/traffic_server.py`, on stdio or over HTTP). Every mode must give
 //! the client what the library gives over JSON for the server's own answer:
 //! the server run bare, its answer put through `ToolErrorLayer` as a
@@ -320,6 +322,9 @@ struct Modes {
     bare: LineClient,
     stdio: LineClient,
     proxy: ListeningProcess,
+    /// The HTTP mode with a tool timeout: every call under the layer's
+    /// timer, read as the calls without one are.
+    timed_proxy: ListeningProcess,
     bridge: ListeningProcess,
     session: String,
     _upstream: Child,
@@ -355,6 +360,18 @@ impl Modes {
             "127.0.0.1:0",
         ]);
         let proxy = ListeningProcess::spawn(proxy, "mcp-tool-errors: listening on ").await;
+        let mut timed_proxy = Command::new(command());
+        timed_proxy.args([
+            "--redact-secrets",
+            "--tool-timeout",
+            "60s",
+            "--upstream",
+            &format!("http://127.0.0.1:{}/mcp", port.trim()),
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        let timed_proxy =
+            ListeningProcess::spawn(timed_proxy, "mcp-tool-errors: listening on ").await;
 
         let mut bridge = Command::new(command());
         bridge
@@ -381,6 +398,7 @@ impl Modes {
             bare: LineClient::spawn(bare),
             stdio: LineClient::spawn(stdio),
             proxy,
+            timed_proxy,
             bridge,
             session,
             _upstream: upstream,
@@ -397,6 +415,10 @@ impl Modes {
             let got = [
                 ("stdio", within(self.stdio.exchange(&line)).await),
                 ("HTTP", within(posted(self.proxy.address, &line, &[])).await),
+                (
+                    "HTTP with a tool timeout",
+                    within(posted(self.timed_proxy.address, &line, &[])).await,
+                ),
                 (
                     "bridge",
                     within(posted(self.bridge.address, &line, &session)).await,

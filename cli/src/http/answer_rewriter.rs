@@ -1,0 +1,350 @@
+//! What the client gets of the upstream's answer to a request at the MCP
+//! endpoint: the one place the HTTP mode decides it, whichever way the request
+//! went (a [`DirectCall`](crate::http::direct_call::DirectCall) or an
+//! [`exchange`](crate::http::exchange)) and whatever carries the answer (a
+//! JSON body or an event's data, [`answer_reader`](crate::http::answer_reader)).
+//!
+//! The answer is found by its id among the requests no answer reached yet
+//! (JSON-RPC's rule, the library's: [`answers`]) and goes through the layer,
+//! in one of two ways ([`Layering`]):
+//!
+//! - held: the layer's future, made when the request was sent
+//!   ([`LayerCall`]), which holds the tool timeout's timer or the exported
+//!   span; it may answer first, with its own answer (the timeout), and the
+//!   server is then told the request is abandoned;
+//! - at hand: a direct call whose span is not exported: the layer runs over
+//!   the answer when it comes, and only when the answer's envelope says the
+//!   layer may change it.
+//!
+//! To one `tools/call` naming no task of the proxy's, a result that is no tool
+//! error and no task handle (nor a `-32602` error under
+//! `--invalid-params-as-tool-errors`) is read by its envelope only and passes
+//! as the upstream's bytes; a held layer reads a skeleton of it with its id,
+//! so that its span records a success. Every other answer is read whole, and
+//! the client gets the upstream's bytes with what the layer changed spliced in
+//! (`crate::jsonrpc::splice`), the server's task ids then made the client's
+//! ([`ToClient`]).
+//!
+//! When no answer comes ([`Failure`]), the proxy's own answer goes through the
+//! layer as the server's would, to every request nothing answered; a call the
+//! client cancelled itself gets none ([`Cancel`]). An answer the proxy could
+//! not read but a lenient client reads ([`unread`]) counts as an answer: the
+//! request it answers gets no answer of the proxy's as well.
+
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use hyper::Response;
+use hyper::header::HeaderMap;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::http::body::ProxyBody;
+use crate::http::cancel::{Cancel, no_answer_response};
+use crate::http::failure::{Failure, made_response};
+use crate::http::proxy::Proxy;
+use crate::http::task_ids::ToClient;
+use crate::http::unread;
+use crate::jsonrpc::envelope::{self, Envelope, Fields};
+use crate::jsonrpc::layer_call::LayerCall;
+use crate::jsonrpc::layer_over_answer::layer_over_answer;
+use crate::jsonrpc::layer_request::{LayerRequest, Method};
+use crate::jsonrpc::message::{Answer, answers, response_ids};
+
+/// The requests of one message sent upstream, and what their answer becomes
+/// for the client.
+#[derive(Debug)]
+pub(crate) struct AnswerRewriter {
+    proxy: Arc<Proxy>,
+    /// The requests sent: each id, and whether it is a `tools/call`.
+    requests: Vec<(Value, bool)>,
+    /// Whether they went as a batch, which is answered with one.
+    batch: bool,
+    /// The requests that answers the proxy could not read answered: they
+    /// passed to the client as the server wrote them.
+    answered_unread: Vec<Value>,
+    layering: Layering,
+    /// Whether a plain result passes read by its envelope only: the message
+    /// is one `tools/call` naming no task of the proxy's.
+    plain_results_unread: bool,
+    to_client: ToClient,
+    cancel: Cancel,
+}
+
+/// How the layer reads the answer.
+#[derive(Debug)]
+pub(crate) enum Layering {
+    /// Over the answer when it comes, when it may change it: a direct call
+    /// whose span is not exported; what the layer reads of the call.
+    AtHand(LayerRequest),
+    /// The layer's future, made when the request was sent, and where the
+    /// answer is sent to it.
+    Held(oneshot::Sender<Answer>, LayerCall),
+    /// The answer came, or the layer or the proxy made one, or none is to
+    /// come.
+    Done,
+}
+
+/// What an upstream message is to the requests awaiting an answer.
+#[derive(Debug)]
+pub(crate) enum Read {
+    /// Their answer: the bytes the client gets, `None` when the upstream's
+    /// pass as they are.
+    Answer(Option<Vec<u8>>),
+    /// Anything else: an answer the proxy could not read, a progress
+    /// notification, a request of the server's.
+    Other,
+}
+
+impl AnswerRewriter {
+    /// For `requests` (each id, and whether it is a `tools/call`; a `batch`
+    /// or one), sent with `headers`, whose answer the layer reads by
+    /// `layering`; `plain_results_unread` when the message is one
+    /// `tools/call` naming no task of the proxy's.
+    pub(crate) fn new(
+        proxy: &Arc<Proxy>,
+        (requests, batch): (Vec<(Value, bool)>, bool),
+        headers: &HeaderMap,
+        to_client: ToClient,
+        layering: Layering,
+        plain_results_unread: bool,
+    ) -> Self {
+        let ids = requests.iter().map(|(id, _)| id.clone()).collect();
+        Self {
+            proxy: proxy.clone(),
+            requests,
+            batch,
+            answered_unread: Vec::new(),
+            layering,
+            plain_results_unread,
+            to_client,
+            cancel: Cancel::new(proxy, headers, ids),
+        }
+    }
+
+    /// Whether nothing is awaited any more: the answer came, the proxy or the
+    /// layer made one, or none is to come.
+    pub(crate) fn is_answered(&self) -> bool {
+        matches!(self.layering, Layering::Done)
+    }
+
+    /// Whether the layer's future awaits the answer, and may answer itself
+    /// (the tool timeout).
+    pub(crate) fn holds_layer_future(&self) -> bool {
+        matches!(self.layering, Layering::Held(..))
+    }
+
+    /// How the server's task ids in the other messages become the client's.
+    pub(crate) fn to_client(&self) -> &ToClient {
+        &self.to_client
+    }
+
+    /// What `data` (a JSON body, or an event's data) is to the requests
+    /// awaiting an answer; when it is their answer, it went through the
+    /// layer, and nothing is awaited any more.
+    pub(crate) fn read(&mut self, data: &[u8]) -> Read {
+        if self.is_answered() {
+            return Read::Other;
+        }
+        match envelope::read(data) {
+            Ok(Envelope::Single(fields)) => {
+                let awaited =
+                    fields.is_response() && fields.id.as_ref().is_some_and(|id| self.awaits(id));
+                if awaited {
+                    Read::Answer(self.answer(data, &fields))
+                } else {
+                    Read::Other
+                }
+            }
+            // A batch, or a message nested past the envelope's limit: read
+            // whole.
+            Ok(Envelope::Batch) => self.read_whole(data),
+            Err(error) if error.is_too_deep() => self.read_whole(data),
+            Err(_) => {
+                self.read_leniently(data);
+                Read::Other
+            }
+        }
+    }
+
+    /// Whether the answer with `id` answers a request no answer reached yet.
+    fn awaits(&self, id: &Value) -> bool {
+        self.requests
+            .iter()
+            .any(|(request, _)| answers(id, request) && !self.answered_unread.contains(request))
+    }
+
+    /// `data` read whole: the answer, when one of its responses is awaited.
+    fn read_whole(&mut self, data: &[u8]) -> Read {
+        let Ok(value) = crate::jsonrpc::nested::from_slice(data) else {
+            self.read_leniently(data);
+            return Read::Other;
+        };
+        if !response_ids(&value).iter().any(|id| self.awaits(id)) {
+            return Read::Other;
+        }
+        Read::Answer(self.layered(data, value, true))
+    }
+
+    /// `data`, which the proxy could not read, read as a lenient client
+    /// reads it: the requests it answers count as answered
+    /// ([`unread`]); when none is left, nothing is awaited.
+    fn read_leniently(&mut self, data: &[u8]) {
+        let awaited: Vec<Value> = self
+            .requests
+            .iter()
+            .map(|(id, _)| id)
+            .filter(|id| !self.answered_unread.contains(id))
+            .cloned()
+            .collect();
+        let answered = unread::answered_ids(data, &awaited);
+        if answered.is_empty() {
+            return;
+        }
+        unread::log_answer_passed_unread();
+        self.answered_unread.extend(answered.into_iter().cloned());
+        if self.answered_unread.len() == self.requests.len() {
+            self.withdraw();
+        }
+    }
+
+    /// The bytes for the client of the answer `data`, whose envelope is
+    /// `fields`: `None` when the upstream's pass as they are.
+    fn answer(&mut self, data: &[u8], fields: &Fields<'_>) -> Option<Vec<u8>> {
+        if !self.plain_results_unread {
+            let value = self.whole(data)?;
+            return self.layered(data, value, true);
+        }
+        let invalid_params = self.proxy.invalid_params().is_on();
+        let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params);
+        if !may_change && !fields.has_error {
+            // Left as it is: its bytes pass, and a held layer reads a success.
+            if matches!(self.layering, Layering::Held(..)) {
+                let id = fields.id.clone().unwrap_or_default();
+                self.resolve(Answer::made(plain_success(id)));
+            }
+            self.layering = Layering::Done;
+            return None;
+        }
+        if !may_change && matches!(self.layering, Layering::AtHand(_)) {
+            // An error the layer leaves alone, which only a span records.
+            self.layering = Layering::Done;
+            return None;
+        }
+        let value = self.whole(data)?;
+        // In the answer to a `tools/call`, only a task handle names a task.
+        self.layered(data, value, fields.result.may_be_task)
+    }
+
+    /// `data` read whole; when it cannot be (a string past what the envelope
+    /// checked), the answer passes as it is and nothing is awaited.
+    fn whole(&mut self, data: &[u8]) -> Option<Value> {
+        let value = crate::jsonrpc::nested::from_slice(data).ok();
+        if value.is_none() {
+            self.withdraw();
+        }
+        value
+    }
+
+    /// The answer `data`, read as `value`, through the layer; with the
+    /// server's task ids made the client's when `names_tasks`.
+    fn layered(&mut self, data: &[u8], value: Value, names_tasks: bool) -> Option<Vec<u8>> {
+        let mut answer = self.resolve(Answer::from_child(data.to_vec(), value))?;
+        if names_tasks {
+            self.to_client.translate(&mut answer.value);
+        }
+        crate::jsonrpc::splice::rewritten(data, &answer.value)
+    }
+
+    /// `answer` through the layer: what it returned, `None` when there is
+    /// nothing to write. Nothing is awaited after.
+    fn resolve(&mut self, answer: Answer) -> Option<Answer> {
+        match std::mem::replace(&mut self.layering, Layering::Done) {
+            Layering::AtHand(request) => layer_over_answer(
+                &self.proxy.layer(),
+                self.proxy.invalid_params(),
+                request.into_value(),
+                answer,
+            ),
+            Layering::Held(sender, call) => call.resolve(sender, answer),
+            Layering::Done => Some(answer),
+        }
+    }
+
+    /// No answer is to come, or none is to be written: a held layer sees its
+    /// request withdrawn (its span ends unrecorded).
+    pub(crate) fn withdraw(&mut self) {
+        if let Layering::Held(sender, call) = std::mem::replace(&mut self.layering, Layering::Done)
+        {
+            call.withdraw(sender);
+        }
+    }
+
+    /// The layer's own answer, when it answers before the server (the tool
+    /// timeout): the server is told the requests are abandoned, and the
+    /// bytes are those the client gets, `None` when it cancelled every call
+    /// itself. Pending while the layer waits, and for ever when it holds no
+    /// future.
+    pub(crate) fn poll_layer_answer(&mut self, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
+        let Layering::Held(_, call) = &mut self.layering else {
+            return Poll::Pending;
+        };
+        let answer = ready!(call.poll_own_answer(cx));
+        self.layering = Layering::Done;
+        let answer = answer.and_then(|answer| self.cancel.give_up(answer.value, true));
+        Poll::Ready(answer.map(|answer| crate::jsonrpc::nested::to_vec(&answer)))
+    }
+
+    /// The answer the proxy makes for `failure`, through the layer, to the
+    /// requests nothing answered; the server is told they are abandoned when
+    /// `cancelled`. `None` when the client cancelled every call itself:
+    /// neither happens then.
+    pub(crate) fn failed(&mut self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
+        let made = failure.answer_to(&self.requests, self.batch, &self.answered_unread);
+        let Some(made) = self.cancel.give_up(made, cancelled) else {
+            self.withdraw();
+            return None;
+        };
+        let answer = self
+            .resolve(Answer::made(made.clone()))
+            .unwrap_or_else(|| Answer::made(made));
+        let mut bytes = answer.into_line().0;
+        // A made answer is a line: the body or the event ends it.
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
+        Some(bytes)
+    }
+
+    /// The client's response when the proxy gives the requests up for
+    /// `failure` ([`AnswerRewriter::failed`]).
+    pub(crate) fn failed_response(
+        &mut self,
+        failure: Failure,
+        cancelled: bool,
+    ) -> Response<ProxyBody> {
+        let answer = self.failed(failure, cancelled);
+        made_or_none(answer)
+    }
+}
+
+/// The client's response holding `answer`, made by the proxy or the layer;
+/// `202 Accepted` with no body when there is none.
+pub(crate) fn made_or_none(answer: Option<Vec<u8>>) -> Response<ProxyBody> {
+    match answer {
+        Some(answer) => made_response(answer),
+        None => no_answer_response(),
+    }
+}
+
+/// A success answering the call `id`, as the layer reads a result whose
+/// envelope says it is neither a tool error nor a task handle: the layer
+/// leaves such an answer as it is and records a success, whatever its
+/// content; the content's bytes pass to the client unread.
+fn plain_success(id: Value) -> Value {
+    let mut answer = serde_json::Map::new();
+    answer.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    answer.insert("id".to_owned(), id);
+    answer.insert("result".to_owned(), Value::Object(serde_json::Map::new()));
+    Value::Object(answer)
+}
