@@ -34,7 +34,7 @@ use hyper::body::{Body, Bytes};
 use hyper::header;
 use hyper::{Request, Response};
 
-use crate::http::answer_rewriter::{AnswerRewriter, Read, made_or_none};
+use crate::http::answer_rewriter::{AnswerRewriter, UpstreamMessage, made_or_none};
 use crate::http::answer_stream::stream_response;
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::client::UpstreamError;
@@ -125,7 +125,7 @@ pub(crate) async fn answer(
 
 /// What ended the reading of a JSON body before it was whole.
 enum BodyWait<T> {
-    Read(T),
+    Whole(T),
     Drained,
     LayerAnswered(Option<Vec<u8>>),
 }
@@ -146,20 +146,20 @@ where
     let (mut parts, body) = response.into_parts();
     let wait = tokio::select! {
         biased;
-        collected = Limited::new(body, MAX_MESSAGE_BYTES).collect() => BodyWait::Read(collected),
+        collected = Limited::new(body, MAX_MESSAGE_BYTES).collect() => BodyWait::Whole(collected),
         () = drain.reached(Phase::Expired) => BodyWait::Drained,
         answer = poll_fn(|cx| rewriter.poll_layer_answer(cx)) => BodyWait::LayerAnswered(answer),
     };
     let bytes = match wait {
-        BodyWait::Read(Ok(collected)) => collected.to_bytes(),
-        BodyWait::Read(Err(error)) if error.is::<LengthLimitError>() => {
+        BodyWait::Whole(Ok(collected)) => collected.to_bytes(),
+        BodyWait::Whole(Err(error)) if error.is::<LengthLimitError>() => {
             crate::log(&format!(
                 "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
             ));
             // The server has answered: nothing to cancel.
             return rewriter.failed_response(Failure::TooLarge, false);
         }
-        BodyWait::Read(Err(error)) => {
+        BodyWait::Whole(Err(error)) => {
             crate::log(&format!(
                 "the server's answer was cut: {}",
                 describe(&*error)
@@ -171,17 +171,17 @@ where
     };
     headers::remove_hop_by_hop(&mut parts.headers);
     let bytes = match rewriter.read(&bytes) {
-        Read::Answer(Some(rewritten)) => {
+        UpstreamMessage::Answer(Some(rewritten)) => {
             // Hyper counts the body sent.
             parts.headers.remove(header::CONTENT_LENGTH);
             Bytes::from(rewritten)
         }
-        Read::Answer(None) => bytes,
-        Read::Other if parts.status.is_server_error() && !rewriter.is_answered() => {
+        UpstreamMessage::Answer(None) => bytes,
+        UpstreamMessage::Other if parts.status.is_server_error() && !rewriter.is_answered() => {
             Failure::log_status(parts.status);
             return rewriter.failed_response(Failure::Status(parts.status), false);
         }
-        Read::Other => {
+        UpstreamMessage::Other => {
             rewriter.withdraw();
             bytes
         }

@@ -6,20 +6,20 @@
 //!
 //! The answer is found by its id among the requests no answer reached yet
 //! (JSON-RPC's rule, the library's: [`answers`]) and goes through the layer,
-//! in one of two ways ([`Layering`]):
+//! in one of two ways ([`LayerWork`]):
 //!
-//! - held: the layer's future, made when the request was sent
+//! - a future: the layer's future, made when the request was sent
 //!   ([`LayerCall`]), which holds the tool timeout's timer or the exported
 //!   span; it may answer first, with its own answer (the timeout), and the
 //!   server is then told the request is abandoned;
-//! - at hand: a direct call whose span is not exported: the layer runs over
+//! - on the answer: a direct call whose span is not exported: the layer runs over
 //!   the answer when it comes, and only when the answer's envelope says the
 //!   layer may change it.
 //!
 //! To one `tools/call` naming no task of the proxy's, a result that is no tool
 //! error and no task handle (nor a `-32602` error under
 //! `--invalid-params-as-tool-errors`) is read by its envelope only and passes
-//! as the upstream's bytes; a held layer reads a skeleton of it with its id,
+//! as the upstream's bytes; the layer's future reads a skeleton of it with its id,
 //! so that its span records a success. Every other answer is read whole, and
 //! the client gets the upstream's bytes with what the layer changed spliced in
 //! (`crate::jsonrpc::splice`), the server's task ids then made the client's
@@ -63,7 +63,8 @@ pub(crate) struct AnswerRewriter {
     /// The requests that answers the proxy could not read answered: they
     /// passed to the client as the server wrote them.
     answered_unread: Vec<Value>,
-    layering: Layering,
+    /// What the layer has still to do with the answer.
+    layer_work: LayerWork,
     /// Whether a plain result passes read by its envelope only: the message
     /// is one `tools/call` naming no task of the proxy's.
     plain_results_unread: bool,
@@ -71,23 +72,23 @@ pub(crate) struct AnswerRewriter {
     cancel: Cancel,
 }
 
-/// How the layer reads the answer.
+/// What the layer has still to do with the answer, and how it reads it.
 #[derive(Debug)]
-pub(crate) enum Layering {
-    /// Over the answer when it comes, when it may change it: a direct call
-    /// whose span is not exported; what the layer reads of the call.
-    AtHand(LayerRequest),
+pub(crate) enum LayerWork {
+    /// To run over the answer when it comes, when it may change it: a direct
+    /// call whose span is not exported; what the layer reads of the call.
+    OnAnswer(LayerRequest),
     /// The layer's future, made when the request was sent, and where the
     /// answer is sent to it.
-    Held(oneshot::Sender<Answer>, LayerCall),
-    /// The answer came, or the layer or the proxy made one, or none is to
-    /// come.
-    Done,
+    Future(oneshot::Sender<Answer>, LayerCall),
+    /// Nothing: the answer came, or the layer or the proxy made one, or none
+    /// is to come.
+    Nothing,
 }
 
 /// What an upstream message is to the requests awaiting an answer.
 #[derive(Debug)]
-pub(crate) enum Read {
+pub(crate) enum UpstreamMessage {
     /// Their answer: the bytes the client gets, `None` when the upstream's
     /// pass as they are.
     Answer(Option<Vec<u8>>),
@@ -99,14 +100,14 @@ pub(crate) enum Read {
 impl AnswerRewriter {
     /// For `requests` (each id, and whether it is a `tools/call`; a `batch`
     /// or one), sent with `headers`, whose answer the layer reads by
-    /// `layering`; `plain_results_unread` when the message is one
+    /// `layer_work`; `plain_results_unread` when the message is one
     /// `tools/call` naming no task of the proxy's.
     pub(crate) fn new(
         proxy: &Arc<Proxy>,
         (requests, batch): (Vec<(Value, bool)>, bool),
         headers: &HeaderMap,
         to_client: ToClient,
-        layering: Layering,
+        layer_work: LayerWork,
         plain_results_unread: bool,
     ) -> Self {
         let ids = requests.iter().map(|(id, _)| id.clone()).collect();
@@ -115,7 +116,7 @@ impl AnswerRewriter {
             requests,
             batch,
             answered_unread: Vec::new(),
-            layering,
+            layer_work,
             plain_results_unread,
             to_client,
             cancel: Cancel::new(proxy, headers, ids),
@@ -125,13 +126,13 @@ impl AnswerRewriter {
     /// Whether nothing is awaited any more: the answer came, the proxy or the
     /// layer made one, or none is to come.
     pub(crate) fn is_answered(&self) -> bool {
-        matches!(self.layering, Layering::Done)
+        matches!(self.layer_work, LayerWork::Nothing)
     }
 
     /// Whether the layer's future awaits the answer, and may answer itself
     /// (the tool timeout).
     pub(crate) fn holds_layer_future(&self) -> bool {
-        matches!(self.layering, Layering::Held(..))
+        matches!(self.layer_work, LayerWork::Future(..))
     }
 
     /// How the server's task ids in the other messages become the client's.
@@ -142,18 +143,18 @@ impl AnswerRewriter {
     /// What `data` (a JSON body, or an event's data) is to the requests
     /// awaiting an answer; when it is their answer, it went through the
     /// layer, and nothing is awaited any more.
-    pub(crate) fn read(&mut self, data: &[u8]) -> Read {
+    pub(crate) fn read(&mut self, data: &[u8]) -> UpstreamMessage {
         if self.is_answered() {
-            return Read::Other;
+            return UpstreamMessage::Other;
         }
         match envelope::read(data) {
             Ok(Envelope::Single(fields)) => {
                 let awaited =
                     fields.is_response() && fields.id.as_ref().is_some_and(|id| self.awaits(id));
                 if awaited {
-                    Read::Answer(self.answer(data, &fields))
+                    UpstreamMessage::Answer(self.answer(data, &fields))
                 } else {
-                    Read::Other
+                    UpstreamMessage::Other
                 }
             }
             // A batch, or a message nested past the envelope's limit: read
@@ -162,7 +163,7 @@ impl AnswerRewriter {
             Err(error) if error.is_too_deep() => self.read_whole(data),
             Err(_) => {
                 self.read_leniently(data);
-                Read::Other
+                UpstreamMessage::Other
             }
         }
     }
@@ -175,15 +176,15 @@ impl AnswerRewriter {
     }
 
     /// `data` read whole: the answer, when one of its responses is awaited.
-    fn read_whole(&mut self, data: &[u8]) -> Read {
+    fn read_whole(&mut self, data: &[u8]) -> UpstreamMessage {
         let Ok(value) = crate::jsonrpc::nested::from_slice(data) else {
             self.read_leniently(data);
-            return Read::Other;
+            return UpstreamMessage::Other;
         };
         if !response_ids(&value).iter().any(|id| self.awaits(id)) {
-            return Read::Other;
+            return UpstreamMessage::Other;
         }
-        Read::Answer(self.layered(data, value, true))
+        UpstreamMessage::Answer(self.layered(data, value, true))
     }
 
     /// `data`, which the proxy could not read, read as a lenient client
@@ -218,17 +219,17 @@ impl AnswerRewriter {
         let invalid_params = self.proxy.invalid_params().is_on();
         let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params);
         if !may_change && !fields.has_error {
-            // Left as it is: its bytes pass, and a held layer reads a success.
-            if matches!(self.layering, Layering::Held(..)) {
+            // Left as it is: its bytes pass, and the layer's future reads a success.
+            if matches!(self.layer_work, LayerWork::Future(..)) {
                 let id = fields.id.clone().unwrap_or_default();
                 self.resolve(Answer::made(plain_success(id)));
             }
-            self.layering = Layering::Done;
+            self.layer_work = LayerWork::Nothing;
             return None;
         }
-        if !may_change && matches!(self.layering, Layering::AtHand(_)) {
+        if !may_change && matches!(self.layer_work, LayerWork::OnAnswer(_)) {
             // An error the layer leaves alone, which only a span records.
-            self.layering = Layering::Done;
+            self.layer_work = LayerWork::Nothing;
             return None;
         }
         let value = self.whole(data)?;
@@ -259,22 +260,23 @@ impl AnswerRewriter {
     /// `answer` through the layer: what it returned, `None` when there is
     /// nothing to write. Nothing is awaited after.
     fn resolve(&mut self, answer: Answer) -> Option<Answer> {
-        match std::mem::replace(&mut self.layering, Layering::Done) {
-            Layering::AtHand(request) => layer_over_answer(
+        match std::mem::replace(&mut self.layer_work, LayerWork::Nothing) {
+            LayerWork::OnAnswer(request) => layer_over_answer(
                 &self.proxy.layer(),
                 self.proxy.invalid_params(),
                 request.into_value(),
                 answer,
             ),
-            Layering::Held(sender, call) => call.resolve(sender, answer),
-            Layering::Done => Some(answer),
+            LayerWork::Future(sender, call) => call.resolve(sender, answer),
+            LayerWork::Nothing => Some(answer),
         }
     }
 
-    /// No answer is to come, or none is to be written: a held layer sees its
+    /// No answer is to come, or none is to be written: the layer's future sees its
     /// request withdrawn (its span ends unrecorded).
     pub(crate) fn withdraw(&mut self) {
-        if let Layering::Held(sender, call) = std::mem::replace(&mut self.layering, Layering::Done)
+        if let LayerWork::Future(sender, call) =
+            std::mem::replace(&mut self.layer_work, LayerWork::Nothing)
         {
             call.withdraw(sender);
         }
@@ -286,11 +288,11 @@ impl AnswerRewriter {
     /// itself. Pending while the layer waits, and for ever when it holds no
     /// future.
     pub(crate) fn poll_layer_answer(&mut self, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
-        let Layering::Held(_, call) = &mut self.layering else {
+        let LayerWork::Future(_, call) = &mut self.layer_work else {
             return Poll::Pending;
         };
         let answer = ready!(call.poll_own_answer(cx));
-        self.layering = Layering::Done;
+        self.layer_work = LayerWork::Nothing;
         let answer = answer.and_then(|answer| self.cancel.give_up(answer.value, true));
         Poll::Ready(answer.map(|answer| crate::jsonrpc::nested::to_vec(&answer)))
     }

@@ -30,7 +30,7 @@ use hyper::Response;
 use hyper::body::{Body, Bytes, Frame};
 use hyper::header;
 
-use crate::http::answer_rewriter::{AnswerRewriter, Read};
+use crate::http::answer_rewriter::{AnswerRewriter, UpstreamMessage};
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::drain::{Drain, Phase};
 use crate::http::failure::{Failure, describe};
@@ -272,9 +272,9 @@ where
             return self.rewriter.to_client().event(event);
         }
         match self.rewriter.read(&data) {
-            Read::Answer(Some(answer)) => sse::with_data(&event, &answer),
-            Read::Answer(None) => event,
-            Read::Other => self.rewriter.to_client().event(event),
+            UpstreamMessage::Answer(Some(answer)) => sse::with_data(&event, &answer),
+            UpstreamMessage::Answer(None) => event,
+            UpstreamMessage::Other => self.rewriter.to_client().event(event),
         }
     }
 

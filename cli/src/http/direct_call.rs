@@ -9,8 +9,8 @@
 //! whose layer future holds the timer. Both are answered by the same reader
 //! ([`answer_reader`](crate::http::answer_reader)); what differs is when the
 //! layer reads the call: here, when the answer comes
-//! ([`Layering::AtHand`]), or, when spans are exported, as the call is sent
-//! ([`Layering::Held`], with the trace context of the call's `params._meta`
+//! ([`LayerWork::OnAnswer`]), or, when spans are exported, as the call is sent
+//! ([`LayerWork::Future`], with the trace context of the call's `params._meta`
 //! or of its `traceparent` header), so that the span covers the call.
 
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use hyper::{Request, Response};
 use serde_json::Value;
 
 use crate::http::answer_reader::answer;
-use crate::http::answer_rewriter::{AnswerRewriter, Layering};
+use crate::http::answer_rewriter::{AnswerRewriter, LayerWork};
 use crate::http::body::ProxyBody;
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::{self, ToClient};
@@ -93,17 +93,17 @@ impl DirectCall {
     /// the layer's future is made now when the call's span is exported.
     pub(crate) fn rewriter(self, proxy: &Arc<Proxy>, headers: &HeaderMap) -> AnswerRewriter {
         let to_client = ToClient::for_call(&self.id, &self.tool, proxy.known_tasks());
-        let layering = match self.traced {
+        let layer_work = match self.traced {
             // The span starts as the call is sent.
             Some(request) => {
                 let (sender, call) =
                     LayerCall::call(&proxy.layer(), proxy.invalid_params(), request);
-                Layering::Held(sender, call)
+                LayerWork::Future(sender, call)
             }
-            None => Layering::AtHand(read_by_layer(&self.id, &self.tool)),
+            None => LayerWork::OnAnswer(read_by_layer(&self.id, &self.tool)),
         };
         let requests = (vec![(self.id, true)], false);
-        AnswerRewriter::new(proxy, requests, headers, to_client, layering, true)
+        AnswerRewriter::new(proxy, requests, headers, to_client, layer_work, true)
     }
 }
 

@@ -22,7 +22,7 @@ use hyper::{Request, Response};
 use serde_json::{Value, json};
 
 use crate::http::answer_reader::answer;
-use crate::http::answer_rewriter::{AnswerRewriter, Layering};
+use crate::http::answer_rewriter::{AnswerRewriter, LayerWork};
 use crate::http::body::ProxyBody;
 use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
@@ -53,7 +53,7 @@ pub(crate) async fn exchange(
         (sent, batch),
         request.headers(),
         to_client,
-        Layering::Held(sender, call),
+        LayerWork::Future(sender, call),
         plain_results_unread,
     );
     answer(proxy, request, rewriter, head_timeout).await
