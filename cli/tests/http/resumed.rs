@@ -1,7 +1,8 @@
 //! Answers outside the exchange of their request: replayed on a resumed stream
 //! (a `GET` with `Last-Event-ID` after the client lost the `POST`'s stream), or
 //! sent on the session's `GET` stream. Rewritten when this process relayed the
-//! call in that session; passed as they are otherwise.
+//! call in that session (under `--invalid-params-as-tool-errors` too); passed
+//! as they are otherwise.
 
 use http_body_util::Full;
 use hyper::Request;
@@ -159,4 +160,45 @@ async fn a_stream_that_ends_before_the_answer_without_an_event_id_or_after_one_r
             "{events_sent:?}"
         );
     }
+}
+
+/// Under `--invalid-params-as-tool-errors`, a `-32602` answer to a call of a
+/// listed tool replayed on a resumed stream becomes a tool error, as it does
+/// in the call's own stream: the layer over an answer at hand is the same,
+/// wherever the answer comes.
+#[tokio::test]
+async fn invalid_params_replayed_on_a_resumed_stream_become_a_tool_error_as_in_the_calls_stream() {
+    let invalid = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Invalid params","data":"query: required"}}"#;
+    let (open, post_stream) = mpsc::unbounded_channel();
+    open.send(Ok(b"id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n".to_vec()))
+        .unwrap();
+    let post_stream = std::sync::Mutex::new(Some(post_stream));
+    let upstream = Upstream::start(move |received| {
+        match (received.method.as_str(), received.json()["method"].as_str()) {
+            ("POST", Some("tools/list")) => Reply::json(
+                r#"{"jsonrpc":"2.0","id":"list","result":{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}}"#,
+            ),
+            ("POST", _) => Reply::Events(post_stream.lock().unwrap().take().expect("one call")),
+            _ => Reply::events(&[&format!("id: e2\ndata: {invalid}\n\n")]),
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &["--invalid-params-as-tool-errors"]).await;
+    let session = [("mcp-session-id", "s-1")];
+    let list = r#"{"jsonrpc":"2.0","id":"list","method":"tools/list"}"#;
+    drop(crate::support::body(proxy.post(list, &session).await).await);
+
+    let mut events = Events::new(proxy.post(&tool_call(7, "search"), &session).await);
+    assert!(events.next().await.unwrap().starts_with("id: e1\n"));
+    drop(events);
+    let mut resumed = Events::new(proxy.send(resume("s-1", "e1")).await);
+
+    let answer = event_data(&resumed.next().await.unwrap());
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        render_error("search", "Invalid params\nquery: required"),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["isError"], true);
+    drop(open);
 }
