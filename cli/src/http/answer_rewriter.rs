@@ -4,26 +4,28 @@
 //! [`exchange`](crate::http::exchange)) and whatever carries the answer (a
 //! JSON body or an event's data, [`answer_reader`](crate::http::answer_reader)).
 //!
-//! The answer is found by its id among the requests no answer reached yet
-//! (JSON-RPC's rule, the library's: [`answers`]) and goes through the layer,
-//! in one of two ways ([`LayerWork`]):
+//! An answer is found by its id among the requests no answer reached yet
+//! (JSON-RPC's rule, the library's: [`answers`]) and goes through the layer
+//! ([`LayerWork`]):
 //!
-//! - a future: the layer's future, made when the request was sent
-//!   ([`LayerCall`]), which holds the tool timeout's timer or the exported
-//!   span; it may answer first, with its own answer (the timeout), and the
-//!   server is then told the request is abandoned;
-//! - on the answer: a direct call whose span is not exported: the layer runs over
-//!   the answer when it comes, and only when the answer's envelope says the
-//!   layer may change it.
+//! - the layer's future, made when the request was sent ([`LayerCall`]),
+//!   which holds the tool timeout's timer or the exported span, reads the
+//!   first answer; it may answer first, with its own answer (the timeout), and
+//!   the server is then told the requests are abandoned;
+//! - otherwise the layer runs over each answer when it comes: a direct call
+//!   whose span is not exported (only when the answer's envelope says the
+//!   layer may change it), and each answer to a batch after the first, which
+//!   a server may send as an event of its own (the TypeScript SDK writes each
+//!   answer of a batch as one).
 //!
 //! To one `tools/call` naming no task of the proxy's, a result that is no tool
 //! error and no task handle (nor a `-32602` error under
 //! `--invalid-params-as-tool-errors`) is read by its envelope only and passes
-//! as the upstream's bytes; the layer's future reads a skeleton of it with its id,
-//! so that its span records a success. Every other answer is read whole, and
-//! the client gets the upstream's bytes with what the layer changed spliced in
-//! (`crate::jsonrpc::splice`), the server's task ids then made the client's
-//! ([`ToClient`]).
+//! as the upstream's bytes; the layer's future reads a skeleton of it with its
+//! id, so that its span records a success. Every other answer is read whole,
+//! and the client gets the upstream's bytes with what the layer changed
+//! spliced in (`crate::jsonrpc::splice`), the server's task ids then made the
+//! client's ([`ToClient`]).
 //!
 //! When no answer comes ([`Failure`]), the proxy's own answer goes through the
 //! layer as the server's would, to every request nothing answered; a call the
@@ -56,14 +58,18 @@ use crate::jsonrpc::message::{Answer, answers, response_ids};
 #[derive(Debug)]
 pub(crate) struct AnswerRewriter {
     proxy: Arc<Proxy>,
-    /// The requests sent: each id, and whether it is a `tools/call`.
-    requests: Vec<(Value, bool)>,
+    /// The requests sent, as the layer reads each one.
+    requests: Vec<LayerRequest>,
     /// Whether they went as a batch, which is answered with one.
     batch: bool,
-    /// The requests that answers the proxy could not read answered: they
-    /// passed to the client as the server wrote them.
-    answered_unread: Vec<Value>,
-    /// What the layer has still to do with the answer.
+    /// The ids of the requests an answer reached the client for: one the
+    /// layer read, or one the proxy could not read and passed as the server
+    /// wrote it.
+    answered: Vec<Value>,
+    /// Whether nothing more is awaited, answered or not: no answer is to
+    /// come, or none is to be written.
+    ended: bool,
+    /// What the layer has still to do with the answers.
     layer_work: LayerWork,
     /// Whether a plain result passes read by its envelope only: the message
     /// is one `tools/call` naming no task of the proxy's.
@@ -72,18 +78,14 @@ pub(crate) struct AnswerRewriter {
     cancel: Cancel,
 }
 
-/// What the layer has still to do with the answer, and how it reads it.
+/// How the layer reads the answers.
 #[derive(Debug)]
 pub(crate) enum LayerWork {
-    /// To run over the answer when it comes, when it may change it: a direct
-    /// call whose span is not exported; what the layer reads of the call.
-    OnAnswer(LayerRequest),
     /// The layer's future, made when the request was sent, and where the
-    /// answer is sent to it.
+    /// first answer is sent to it.
     Future(oneshot::Sender<Answer>, LayerCall),
-    /// Nothing: the answer came, or the layer or the proxy made one, or none
-    /// is to come.
-    Nothing,
+    /// The layer over each answer when it comes.
+    OnAnswer,
 }
 
 /// What an upstream message is to the requests awaiting an answer.
@@ -98,24 +100,29 @@ pub(crate) enum UpstreamMessage {
 }
 
 impl AnswerRewriter {
-    /// For `requests` (each id, and whether it is a `tools/call`; a `batch`
-    /// or one), sent with `headers`, whose answer the layer reads by
-    /// `layer_work`; `plain_results_unread` when the message is one
-    /// `tools/call` naming no task of the proxy's.
+    /// For `requests` (as the layer reads each; a `batch` or one), sent with
+    /// `headers`, whose answers the layer reads by `layer_work`;
+    /// `plain_results_unread` when the message is one `tools/call` naming no
+    /// task of the proxy's.
     pub(crate) fn new(
         proxy: &Arc<Proxy>,
-        (requests, batch): (Vec<(Value, bool)>, bool),
+        (requests, batch): (Vec<LayerRequest>, bool),
         headers: &HeaderMap,
         to_client: ToClient,
         layer_work: LayerWork,
         plain_results_unread: bool,
     ) -> Self {
-        let ids = requests.iter().map(|(id, _)| id.clone()).collect();
+        let ids = requests
+            .iter()
+            .filter_map(LayerRequest::id)
+            .cloned()
+            .collect();
         Self {
             proxy: proxy.clone(),
             requests,
             batch,
-            answered_unread: Vec::new(),
+            answered: Vec::new(),
+            ended: false,
             layer_work,
             plain_results_unread,
             to_client,
@@ -123,16 +130,16 @@ impl AnswerRewriter {
         }
     }
 
-    /// Whether nothing is awaited any more: the answer came, the proxy or the
-    /// layer made one, or none is to come.
+    /// Whether nothing is awaited any more: every request was answered (by
+    /// the server, the proxy or the layer), or none is to be.
     pub(crate) fn is_answered(&self) -> bool {
-        matches!(self.layer_work, LayerWork::Nothing)
+        self.ended || self.answered.len() >= self.requests.len()
     }
 
     /// Whether the layer's future awaits the answer, and may answer itself
     /// (the tool timeout).
     pub(crate) fn holds_layer_future(&self) -> bool {
-        matches!(self.layer_work, LayerWork::Future(..))
+        !self.is_answered() && matches!(self.layer_work, LayerWork::Future(..))
     }
 
     /// How the server's task ids in the other messages become the client's.
@@ -141,20 +148,17 @@ impl AnswerRewriter {
     }
 
     /// What `data` (a JSON body, or an event's data) is to the requests
-    /// awaiting an answer; when it is their answer, it went through the
-    /// layer, and nothing is awaited any more.
+    /// awaiting an answer; when it answers some, it went through the layer.
     pub(crate) fn read(&mut self, data: &[u8]) -> UpstreamMessage {
         if self.is_answered() {
             return UpstreamMessage::Other;
         }
         match envelope::read(data) {
             Ok(Envelope::Single(fields)) => {
-                let awaited =
-                    fields.is_response() && fields.id.as_ref().is_some_and(|id| self.awaits(id));
-                if awaited {
-                    UpstreamMessage::Answer(self.answer(data, &fields))
-                } else {
-                    UpstreamMessage::Other
+                let awaited = fields.id.as_ref().filter(|_| fields.is_response());
+                match awaited.and_then(|id| self.awaited(id)) {
+                    Some(request) => UpstreamMessage::Answer(self.answer(data, &fields, request)),
+                    None => UpstreamMessage::Other,
                 }
             }
             // A batch, or a message nested past the envelope's limit: read
@@ -168,11 +172,24 @@ impl AnswerRewriter {
         }
     }
 
-    /// Whether the answer with `id` answers a request no answer reached yet.
-    fn awaits(&self, id: &Value) -> bool {
+    /// Which request not yet answered the answer with `id` answers: its
+    /// place among the requests.
+    fn awaited(&self, id: &Value) -> Option<usize> {
+        self.requests.iter().position(|request| {
+            request
+                .id()
+                .is_some_and(|request| answers(id, request) && !self.answered.contains(request))
+        })
+    }
+
+    /// The ids of the requests not yet answered.
+    fn unanswered(&self) -> Vec<Value> {
         self.requests
             .iter()
-            .any(|(request, _)| answers(id, request) && !self.answered_unread.contains(request))
+            .filter_map(LayerRequest::id)
+            .filter(|id| !self.answered.contains(id))
+            .cloned()
+            .collect()
     }
 
     /// `data` read whole: the answer, when one of its responses is awaited.
@@ -181,60 +198,56 @@ impl AnswerRewriter {
             self.read_leniently(data);
             return UpstreamMessage::Other;
         };
-        if !response_ids(&value).iter().any(|id| self.awaits(id)) {
+        let answered: Vec<usize> = response_ids(&value)
+            .into_iter()
+            .filter_map(|id| self.awaited(id))
+            .collect();
+        if answered.is_empty() {
             return UpstreamMessage::Other;
         }
-        UpstreamMessage::Answer(self.layered(data, value, true))
+        UpstreamMessage::Answer(self.layered(data, value, true, &answered))
     }
 
     /// `data`, which the proxy could not read, read as a lenient client
-    /// reads it: the requests it answers count as answered
-    /// ([`unread`]); when none is left, nothing is awaited.
+    /// reads it: the requests it answers count as answered ([`unread`]).
     fn read_leniently(&mut self, data: &[u8]) {
-        let awaited: Vec<Value> = self
-            .requests
-            .iter()
-            .map(|(id, _)| id)
-            .filter(|id| !self.answered_unread.contains(id))
-            .cloned()
-            .collect();
+        let awaited = self.unanswered();
         let answered = unread::answered_ids(data, &awaited);
         if answered.is_empty() {
             return;
         }
         unread::log_answer_passed_unread();
-        self.answered_unread.extend(answered.into_iter().cloned());
-        if self.answered_unread.len() == self.requests.len() {
+        self.answered.extend(answered.into_iter().cloned());
+        if self.is_answered() {
             self.withdraw();
         }
     }
 
     /// The bytes for the client of the answer `data`, whose envelope is
-    /// `fields`: `None` when the upstream's pass as they are.
-    fn answer(&mut self, data: &[u8], fields: &Fields<'_>) -> Option<Vec<u8>> {
+    /// `fields`, to the request at `request` among the requests: `None` when
+    /// the upstream's pass as they are.
+    fn answer(&mut self, data: &[u8], fields: &Fields<'_>, request: usize) -> Option<Vec<u8>> {
         if !self.plain_results_unread {
             let value = self.whole(data)?;
-            return self.layered(data, value, true);
+            return self.layered(data, value, true, &[request]);
         }
         let invalid_params = self.proxy.invalid_params().is_on();
         let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params);
-        if !may_change && !fields.has_error {
-            // Left as it is: its bytes pass, and the layer's future reads a success.
-            if matches!(self.layer_work, LayerWork::Future(..)) {
+        let holds_future = matches!(self.layer_work, LayerWork::Future(..));
+        if !may_change && (!fields.has_error || !holds_future) {
+            // Left as it is: its bytes pass, and the layer's future reads a
+            // success; an error the layer leaves alone is read only for a
+            // span to record.
+            if holds_future {
                 let id = fields.id.clone().unwrap_or_default();
-                self.resolve(Answer::made(plain_success(id)));
+                self.resolve(Answer::made(plain_success(id)), &[request]);
             }
-            self.layer_work = LayerWork::Nothing;
-            return None;
-        }
-        if !may_change && matches!(self.layer_work, LayerWork::OnAnswer(_)) {
-            // An error the layer leaves alone, which only a span records.
-            self.layer_work = LayerWork::Nothing;
+            self.mark_answered(&[request]);
             return None;
         }
         let value = self.whole(data)?;
         // In the answer to a `tools/call`, only a task handle names a task.
-        self.layered(data, value, fields.result.may_be_task)
+        self.layered(data, value, fields.result.may_be_task, &[request])
     }
 
     /// `data` read whole; when it cannot be (a string past what the envelope
@@ -247,36 +260,86 @@ impl AnswerRewriter {
         value
     }
 
-    /// The answer `data`, read as `value`, through the layer; with the
-    /// server's task ids made the client's when `names_tasks`.
-    fn layered(&mut self, data: &[u8], value: Value, names_tasks: bool) -> Option<Vec<u8>> {
-        let mut answer = self.resolve(Answer::from_child(data.to_vec(), value))?;
+    /// The answer `data`, read as `value`, to the requests at `requests`
+    /// through the layer; with the server's task ids made the client's when
+    /// `names_tasks`.
+    fn layered(
+        &mut self,
+        data: &[u8],
+        value: Value,
+        names_tasks: bool,
+        requests: &[usize],
+    ) -> Option<Vec<u8>> {
+        let batch = value.is_array();
+        let answer = Answer::from_child(data.to_vec(), value);
+        let mut answer = self.resolve_as(answer, requests, batch)?;
         if names_tasks {
             self.to_client.translate(&mut answer.value);
         }
         crate::jsonrpc::splice::rewritten(data, &answer.value)
     }
 
-    /// `answer` through the layer: what it returned, `None` when there is
-    /// nothing to write. Nothing is awaited after.
-    fn resolve(&mut self, answer: Answer) -> Option<Answer> {
-        match std::mem::replace(&mut self.layer_work, LayerWork::Nothing) {
-            LayerWork::OnAnswer(request) => layer_over_answer(
-                &self.proxy.layer(),
-                self.proxy.invalid_params(),
-                request.into_value(),
-                answer,
-            ),
+    /// `answer`, to the requests at `requests`, through the layer: what it
+    /// returned, `None` when there is nothing to write. Those requests are
+    /// answered after.
+    fn resolve(&mut self, answer: Answer, requests: &[usize]) -> Option<Answer> {
+        self.resolve_as(answer, requests, self.batch)
+    }
+
+    /// [`AnswerRewriter::resolve`], the layer over an answer at hand reading
+    /// the requests as a `batch` or one.
+    fn resolve_as(&mut self, answer: Answer, requests: &[usize], batch: bool) -> Option<Answer> {
+        self.mark_answered(requests);
+        match std::mem::replace(&mut self.layer_work, LayerWork::OnAnswer) {
+            LayerWork::Future(sender, call) if self.batch && !answer.value.is_array() => {
+                // The layer's future reads the message as it was sent: the
+                // answer to one request of a batch, alone in its event,
+                // reaches it as a batch of one.
+                let mut answer = answer;
+                answer.value = Value::Array(vec![answer.value.take()]);
+                let mut answered = call.resolve(sender, answer)?;
+                if let Value::Array(one) = &mut answered.value
+                    && one.len() == 1
+                {
+                    answered.value = one.remove(0);
+                }
+                Some(answered)
+            }
             LayerWork::Future(sender, call) => call.resolve(sender, answer),
-            LayerWork::Nothing => Some(answer),
+            LayerWork::OnAnswer => {
+                let mut read = requests
+                    .iter()
+                    .map(|&request| self.requests[request].clone().into_value());
+                let request = if batch {
+                    Value::Array(read.collect())
+                } else {
+                    read.next().unwrap_or_default()
+                };
+                layer_over_answer(
+                    &self.proxy.layer(),
+                    self.proxy.invalid_params(),
+                    request,
+                    answer,
+                )
+            }
         }
     }
 
-    /// No answer is to come, or none is to be written: the layer's future sees its
-    /// request withdrawn (its span ends unrecorded).
+    fn mark_answered(&mut self, requests: &[usize]) {
+        for &request in requests {
+            if let Some(id) = self.requests[request].id() {
+                self.answered.push(id.clone());
+            }
+        }
+    }
+
+    /// No answer is to come, or none is to be written: the layer's future,
+    /// if it still waits, sees its request withdrawn (its span ends
+    /// unrecorded).
     pub(crate) fn withdraw(&mut self) {
+        self.ended = true;
         if let LayerWork::Future(sender, call) =
-            std::mem::replace(&mut self.layer_work, LayerWork::Nothing)
+            std::mem::replace(&mut self.layer_work, LayerWork::OnAnswer)
         {
             call.withdraw(sender);
         }
@@ -292,7 +355,8 @@ impl AnswerRewriter {
             return Poll::Pending;
         };
         let answer = ready!(call.poll_own_answer(cx));
-        self.layer_work = LayerWork::Nothing;
+        self.layer_work = LayerWork::OnAnswer;
+        self.ended = true;
         let answer = answer.and_then(|answer| self.cancel.give_up(answer.value, true));
         Poll::Ready(answer.map(|answer| crate::jsonrpc::nested::to_vec(&answer)))
     }
@@ -300,16 +364,31 @@ impl AnswerRewriter {
     /// The answer the proxy makes for `failure`, through the layer, to the
     /// requests nothing answered; the server is told they are abandoned when
     /// `cancelled`. `None` when the client cancelled every call itself:
-    /// neither happens then.
+    /// neither happens then. Nothing is awaited after.
     pub(crate) fn failed(&mut self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
-        let made = failure.answer_to(&self.requests, self.batch, &self.answered_unread);
+        let unanswered: Vec<usize> = (0..self.requests.len())
+            .filter(|&request| {
+                self.requests[request]
+                    .id()
+                    .is_some_and(|id| !self.answered.contains(id))
+            })
+            .collect();
+        let failed: Vec<(Value, bool)> = unanswered
+            .iter()
+            .filter_map(|&request| {
+                let request = &self.requests[request];
+                Some((request.id()?.clone(), request.is_tool_call()))
+            })
+            .collect();
+        let made = failure.answer_to(&failed, self.batch);
         let Some(made) = self.cancel.give_up(made, cancelled) else {
             self.withdraw();
             return None;
         };
         let answer = self
-            .resolve(Answer::made(made.clone()))
+            .resolve(Answer::made(made.clone()), &unanswered)
             .unwrap_or_else(|| Answer::made(made));
+        self.ended = true;
         let mut bytes = answer.into_line().0;
         // A made answer is a line: the body or the event ends it.
         if bytes.last() == Some(&b'\n') {

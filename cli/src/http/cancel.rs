@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::http::body::{ProxyBody, whole};
 use crate::http::failure::describe;
 use crate::http::proxy::Proxy;
+use crate::jsonrpc::message::response_ids;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -62,16 +63,20 @@ impl Cancel {
     /// Only here are the calls looked up: a call answered by the server pays
     /// nothing for its client's cancellations.
     pub(crate) fn give_up(&self, answer: Value, tell: bool) -> Option<Value> {
-        let withdrawn = self.withdrawn(tell);
+        // Only the requests the answer answers: the others of a batch were
+        // answered by the server already.
+        let named = response_ids(&answer);
+        let given_up: Vec<&Value> = self.ids.iter().filter(|id| named.contains(id)).collect();
+        let withdrawn = self.withdrawn(&given_up, tell);
         if tell {
-            self.send(&withdrawn);
+            self.send(&given_up, &withdrawn);
         }
         without(answer, &withdrawn)
     }
 
-    /// The requests the client cancelled itself; the others are remembered
-    /// as the proxy's to cancel when `tell`.
-    fn withdrawn(&self, tell: bool) -> Vec<&Value> {
+    /// Those of `given_up` the client cancelled itself; the others are
+    /// remembered as the proxy's to cancel when `tell`.
+    fn withdrawn<'a>(&self, given_up: &[&'a Value], tell: bool) -> Vec<&'a Value> {
         let Some(session) = self.headers[SESSION]
             .as_ref()
             .and_then(|session| session.to_str().ok())
@@ -79,9 +84,9 @@ impl Cancel {
             return Vec::new();
         };
         let seen = self.proxy.seen_calls();
-        let withdrawn: Vec<&Value> = self
-            .ids
+        let withdrawn: Vec<&Value> = given_up
             .iter()
+            .copied()
             .filter(|id| seen.give_up(session, id, tell))
             .collect();
         for id in &withdrawn {
@@ -96,11 +101,11 @@ impl Cancel {
         withdrawn
     }
 
-    /// Tells the server, in a task of its own, that the requests but those of
-    /// `withdrawn` are abandoned: dropping the connection is not cancelling,
-    /// in the protocol.
-    fn send(&self, withdrawn: &[&Value]) {
-        for id in self.ids.iter().filter(|id| !withdrawn.contains(id)) {
+    /// Tells the server, in a task of its own, that the requests of
+    /// `given_up` but those of `withdrawn` are abandoned: dropping the
+    /// connection is not cancelling, in the protocol.
+    fn send(&self, given_up: &[&Value], withdrawn: &[&Value]) {
+        for id in given_up.iter().filter(|id| !withdrawn.contains(id)) {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",

@@ -100,9 +100,9 @@ impl DirectCall {
                     LayerCall::call(&proxy.layer(), proxy.invalid_params(), request);
                 LayerWork::Future(sender, call)
             }
-            None => LayerWork::OnAnswer(read_by_layer(&self.id, &self.tool)),
+            None => LayerWork::OnAnswer,
         };
-        let requests = (vec![(self.id, true)], false);
+        let requests = (vec![read_by_layer(&self.id, &self.tool)], false);
         AnswerRewriter::new(proxy, requests, headers, to_client, layer_work, true)
     }
 }

@@ -28,7 +28,8 @@ use crate::http::proxy::Proxy;
 use crate::http::task_ids::ToClient;
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
-use crate::jsonrpc::message::{Answer, requests};
+use crate::jsonrpc::layer_request::LayerRequest;
+use crate::jsonrpc::message::Answer;
 
 /// Sends `request` (whose body is `message`) upstream through the layer, and
 /// returns the client's response; `opened` are the tool and the server's id
@@ -43,10 +44,10 @@ pub(crate) async fn exchange(
         remember_task(proxy, tool, task_id);
     }
     let to_client = ToClient::new(&message, opened, proxy.known_tasks());
-    let sent = requests(&message);
+    let sent = LayerRequest::each_of(&message);
     let head_timeout = proxy.head_timeout().for_requests(&sent);
-    let plain_results_unread = opened.is_empty() && is_one_tools_call(&message);
     let batch = message.is_array();
+    let plain_results_unread = opened.is_empty() && is_one_tools_call(&sent, batch);
     let (sender, call) = LayerCall::call(&proxy.layer(), proxy.invalid_params(), message);
     let rewriter = AnswerRewriter::new(
         proxy,
@@ -73,9 +74,9 @@ fn remember_task(proxy: &Proxy, tool: &str, task_id: &str) {
     );
 }
 
-/// Whether `message` is one `tools/call` request (not a batch).
-fn is_one_tools_call(message: &Value) -> bool {
-    matches!(requests(message).as_slice(), [(_, true)]) && message.is_object()
+/// Whether `requests` (sent as a `batch` or not) are one `tools/call`.
+fn is_one_tools_call(requests: &[LayerRequest], batch: bool) -> bool {
+    !batch && matches!(requests, [request] if request.is_tool_call())
 }
 
 #[cfg(test)]
@@ -86,14 +87,17 @@ mod tests {
 
     #[test]
     fn one_tools_call_is_a_single_request_not_a_batch() {
+        let one = |message: &Value| {
+            is_one_tools_call(&LayerRequest::each_of(message), message.is_array())
+        };
         let call =
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}});
-        assert!(is_one_tools_call(&call));
-        assert!(!is_one_tools_call(&json!([call])));
-        assert!(!is_one_tools_call(
+        assert!(one(&call));
+        assert!(!one(&json!([call])));
+        assert!(!one(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         ));
-        assert!(!is_one_tools_call(
+        assert!(!one(
             &json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}})
         ));
     }

@@ -79,23 +79,14 @@ impl Failure {
     }
 
     /// The answer to each of `requests` (each id, and whether it is a
-    /// `tools/call`; sent as a `batch` or one) but those of `answered`, which
-    /// an answer of the server's reached the client for already
-    /// ([`unread`](crate::http::unread)): the proxy never answers a request
-    /// twice. `Null` when no request is left.
-    pub(crate) fn answer_to(
-        self,
-        requests: &[(Value, bool)],
-        batch: bool,
-        answered: &[Value],
-    ) -> Value {
+    /// `tools/call`; sent as a `batch` or one): the requests nothing answered
+    /// ([`answer_rewriter`](crate::http::answer_rewriter)), so that the proxy
+    /// never answers a request twice. `Null` when there is none.
+    pub(crate) fn answer_to(self, requests: &[(Value, bool)], batch: bool) -> Value {
         let sentence = self.sentence();
-        let mut answers = requests
-            .iter()
-            .filter(|(id, _)| !answered.contains(id))
-            .map(|(id, is_tool_call)| {
-                crate::jsonrpc::own_answer::unanswered(id, *is_tool_call, &sentence, self.reason())
-            });
+        let mut answers = requests.iter().map(|(id, is_tool_call)| {
+            crate::jsonrpc::own_answer::unanswered(id, *is_tool_call, &sentence, self.reason())
+        });
         if batch {
             Value::Array(answers.collect())
         } else {
@@ -179,29 +170,17 @@ mod tests {
         // Marked for the layer, which removes the mark.
         NoAnswer::Upstream5xx.mark(&mut expected);
         assert_eq!(
-            Failure::Status(StatusCode::BAD_GATEWAY).answer_to(&requests(&batch), true, &[]),
+            Failure::Status(StatusCode::BAD_GATEWAY).answer_to(&requests(&batch), true),
             expected
         );
     }
 
     #[test]
-    fn a_request_an_answer_reached_the_client_for_gets_no_answer_of_the_proxys() {
-        let batch = json!([
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}},
-            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-        ]);
-        let sentence = Failure::ClosedBeforeAnswer.sentence();
-        let mut expected =
-            json!([{"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": sentence}}]);
-        NoAnswer::UpstreamClosed.mark(&mut expected);
+    fn no_request_left_is_no_answer() {
         assert_eq!(
-            Failure::ClosedBeforeAnswer.answer_to(&requests(&batch), true, &[json!(1)]),
-            expected
-        );
-        let call = &batch[0];
-        assert_eq!(
-            Failure::ClosedBeforeAnswer.answer_to(&requests(call), false, &[json!(1)]),
+            Failure::ClosedBeforeAnswer.answer_to(&[], false),
             Value::Null
         );
+        assert_eq!(Failure::ClosedBeforeAnswer.answer_to(&[], true), json!([]));
     }
 }

@@ -15,8 +15,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
+use crate::jsonrpc::layer_request::LayerRequest;
 use crate::options::Options;
 
 /// The bound on a request other than `tools/call` when `--tool-timeout` is not
@@ -38,11 +37,11 @@ impl HeadTimeout {
         }
     }
 
-    /// The bound for the requests of a message (each id, and whether it is
-    /// a `tools/call`: [`requests`](crate::jsonrpc::message::requests));
-    /// `None` when every one is a `tools/call`, the layer's to bound.
-    pub(crate) fn for_requests(&self, requests: &[(Value, bool)]) -> Option<Duration> {
-        if requests.iter().all(|(_, is_tool_call)| *is_tool_call) {
+    /// The bound for the requests of a message (as the layer reads each:
+    /// [`LayerRequest::each_of`]); `None` when every one is a `tools/call`,
+    /// the layer's to bound.
+    pub(crate) fn for_requests(&self, requests: &[LayerRequest]) -> Option<Duration> {
+        if requests.iter().all(LayerRequest::is_tool_call) {
             None
         } else {
             Some(self.tool_timeout.unwrap_or(DEFAULT))
@@ -52,14 +51,13 @@ impl HeadTimeout {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
-    use crate::jsonrpc::message::requests;
     use crate::options::http_options;
 
     fn for_message(timeouts: &HeadTimeout, message: &Value) -> Option<Duration> {
-        timeouts.for_requests(&requests(message))
+        timeouts.for_requests(&LayerRequest::each_of(message))
     }
 
     fn head_timeout(options: &[&str]) -> HeadTimeout {

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::envelope::Fields;
+use crate::jsonrpc::member::{Member, members};
 
 /// What the layer reads of a client message.
 #[derive(Debug, Clone)]
@@ -88,6 +89,49 @@ impl LayerRequest {
             method,
             name: name.map(Into::into),
         }
+    }
+
+    /// What the layer reads of each request of `message` (one request, or a
+    /// batch), read through [`members`]: a request's id, its method and the
+    /// tool or task it names, as [`LayerRequest::single`] reads them from an
+    /// envelope.
+    pub(crate) fn each_of(message: &Value) -> Vec<Self> {
+        members(message)
+            .into_iter()
+            .filter_map(Member::request)
+            .map(|request| {
+                let method = Method::read(request.method);
+                let name = match method {
+                    Method::ToolsCall => request.tool,
+                    Method::TasksGet | Method::TasksResult => request.task_id,
+                    _ => None,
+                };
+                Self::Single {
+                    id: request.id.clone(),
+                    method,
+                    name: name.map(Into::into),
+                }
+            })
+            .collect()
+    }
+
+    /// The id of one request; `None` for a batch.
+    pub(crate) fn id(&self) -> Option<&Value> {
+        match self {
+            Self::Single { id, .. } => Some(id),
+            Self::Whole(_) => None,
+        }
+    }
+
+    /// Whether this is one `tools/call`.
+    pub(crate) fn is_tool_call(&self) -> bool {
+        matches!(
+            self,
+            Self::Single {
+                method: Method::ToolsCall,
+                ..
+            }
+        )
     }
 
     /// The request as the layer reads it. Made member by member: `json!`

@@ -1,5 +1,6 @@
 //! What each message of a line is, a batch's members read one by one: a
-//! request (its id, its method, its progress token), a notification (a
+//! request (its id, its method, its progress token, the tool or task it
+//! names), a notification (a
 //! cancellation names the request it cancels), a response (its id), or
 //! nothing JSON-RPC knows. Every mode reads a message's requests,
 //! cancellations and responses here, so that a member's id and its progress
@@ -31,6 +32,8 @@ pub(crate) struct Request<'a> {
     pub(crate) progress_token: Option<&'a Value>,
     /// The tool a `tools/call` calls (`params.name`).
     pub(crate) tool: Option<&'a str>,
+    /// The task a `tasks/get` or `tasks/result` names (`params.taskId`).
+    pub(crate) task_id: Option<&'a str>,
 }
 
 /// A notification: its method and its parameters.
@@ -76,6 +79,7 @@ impl<'a> Member<'a> {
                 method,
                 progress_token: message.pointer("/params/_meta/progressToken"),
                 tool: message.pointer("/params/name").and_then(Value::as_str),
+                task_id: message.pointer("/params/taskId").and_then(Value::as_str),
             }),
             (Some(Value::String(method)), None) => Self::Notification(Notification {
                 method,

@@ -165,6 +165,67 @@ async fn a_batch_in_a_json_body_has_each_answer_matched_to_its_request() {
     );
 }
 
+/// A batch answered in an event stream with an event per answer, as the
+/// TypeScript SDK's server writes it: every tool error of the batch is
+/// rewrapped, not only the first answer's; a request whose answer never comes
+/// before the stream ends gets the proxy's. With and without a tool timeout
+/// (the layer's future then reads the first answer).
+#[tokio::test]
+async fn a_batch_answered_an_event_at_a_time_has_every_tool_error_rewrapped() {
+    let upstream = Upstream::start(|_| {
+        Reply::events(&[
+            &format!(
+                "event: message\ndata: {}\n\n",
+                error_result(2, "second failed")
+            ),
+            &format!(
+                "event: message\ndata: {}\n\n",
+                error_result(1, "first failed")
+            ),
+        ])
+    })
+    .await;
+    let batch = format!(
+        r#"[{},{},{}]"#,
+        tool_call(1, "alpha"),
+        tool_call(2, "beta"),
+        tool_call(3, "gamma")
+    );
+    for options in [&[][..], &["--tool-timeout", "30s"]] {
+        let proxy = Proxy::start(&upstream.url(), options).await;
+        let mut events = Events::new(proxy.post(&batch, &[]).await);
+        let mut texts = Vec::new();
+        while let Some(event) = events.next().await {
+            let answer = event_data(&event);
+            let answers = match answer {
+                serde_json::Value::Array(batch) => batch,
+                single => vec![single],
+            };
+            for answer in answers {
+                texts.push((
+                    answer["id"].clone(),
+                    answer["result"]["content"][0]["text"].clone(),
+                ));
+            }
+        }
+        assert_eq!(
+            texts,
+            [
+                (json!(2), json!(render_error("beta", "second failed"))),
+                (json!(1), json!(render_error("alpha", "first failed"))),
+                (
+                    json!(3),
+                    json!(render_error(
+                        "gamma",
+                        "The server closed the connection before answering."
+                    ))
+                ),
+            ],
+            "options {options:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
     let (chunks, script_chunks) = mpsc::unbounded_channel();
