@@ -351,3 +351,49 @@ async fn endless_cancellations_of_calls_never_seen_forget_no_cancelled_call() {
     settle().await;
     assert_eq!(cancellations(&upstream, "s-f", 7), the_clients_only());
 }
+
+/// A batch's stream that sends one answer, then an event past the proxy's
+/// bound: the request left gets the proxy's answer and is cancelled at the
+/// server; the one the server answered is not.
+#[tokio::test]
+async fn a_batch_given_up_after_one_answer_is_cancelled_for_the_request_left_only() {
+    let stream = Arc::new(Mutex::new(None));
+    let kept = stream.clone();
+    let upstream = Upstream::start(move |request| {
+        if request.json().is_array() {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+            sender
+                .send(Ok(format!("data: {answer}\n\n").into_bytes()))
+                .unwrap();
+            // An event that never ends, past the bound.
+            sender.send(Ok(b"data: ".to_vec())).unwrap();
+            sender.send(Ok(vec![b'x'; 17 << 20])).unwrap();
+            *kept.lock().unwrap() = Some(sender);
+            Reply::Events(receiver)
+        } else {
+            Reply::Whole(StatusCode::ACCEPTED, Vec::new(), Vec::new())
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let batch = format!("[{},{}]", tool_call(1, "quick"), tool_call(2, "slow"));
+    let mut events = Events::new(proxy.post(&batch, &[("mcp-session-id", "s-t")]).await);
+
+    assert_eq!(event_data(&events.next().await.unwrap())["id"], 1);
+    // The proxy's answer to what is left of the batch: a batch.
+    let given_up = event_data(&events.next().await.unwrap());
+    assert_eq!(given_up.as_array().map(Vec::len), Some(1), "{given_up}");
+    assert_eq!(given_up[0]["id"], 2, "{given_up}");
+    assert_eq!(given_up[0]["result"]["isError"], true, "{given_up}");
+    upstream
+        .wait_for(|request| request.json()["method"] == "notifications/cancelled")
+        .await;
+    settle().await;
+    assert_eq!(
+        cancellations(&upstream, "s-t", 2),
+        [json!(PROXYS_REASON).to_string()]
+    );
+    assert_eq!(cancellations(&upstream, "s-t", 1), Vec::<String>::new());
+    drop(stream);
+}
