@@ -138,7 +138,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut().0.as_mut() {
-            Some(stream) => Pin::new(stream).poll_frame(cx),
+            Some(stream) => stream.poll_frame(cx),
             None => Poll::Ready(None),
         }
     }
@@ -309,39 +309,33 @@ where
     }
 }
 
-impl<B> Body for AnswerStream<B>
+impl<B> AnswerStream<B>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: std::error::Error + 'static,
 {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.get_mut();
+    /// The next frame for the client, as [`Body::poll_frame`] gives it.
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         loop {
             // After the answer, what came with it waits a few turns for the
             // end of the stream, which then goes in the same write.
-            let answered = this.rewriter.is_answered();
+            let answered = self.rewriter.is_answered();
             let awaiting_end =
-                !this.gathered.is_empty() && answered && this.body.is_some() && this.end_turns > 0;
-            if !this.gathered.is_empty() && !awaiting_end {
-                return Poll::Ready(Some(Ok(Frame::data(this.gathered.remove(0)))));
+                !self.gathered.is_empty() && answered && self.body.is_some() && self.end_turns > 0;
+            if !self.gathered.is_empty() && !awaiting_end {
+                return Poll::Ready(Some(Ok(Frame::data(self.gathered.remove(0)))));
             }
-            match this.next(cx) {
+            match self.next(cx) {
                 Poll::Ready(Some(bytes)) => {
-                    this.gathered.push(bytes);
-                    if !answered && this.rewriter.is_answered() {
-                        this.end_turns = GATHER_TURNS;
+                    self.gathered.push(bytes);
+                    if !answered && self.rewriter.is_answered() {
+                        self.end_turns = GATHER_TURNS;
                     }
                 }
-                Poll::Ready(None) if this.gathered.is_empty() => return Poll::Ready(None),
+                Poll::Ready(None) if self.gathered.is_empty() => return Poll::Ready(None),
                 Poll::Ready(None) => {}
                 Poll::Pending if awaiting_end => {
-                    this.end_turns -= 1;
+                    self.end_turns -= 1;
                     cx.waker().wake_by_ref();
                     return Poll::Pending;
                 }
@@ -350,6 +344,7 @@ where
         }
     }
 
+    /// Whether nothing is left to send, as [`Body::is_end_stream`] says.
     fn is_end_stream(&self) -> bool {
         self.gathered.is_empty() && self.body.is_none()
     }
