@@ -207,6 +207,68 @@ async fn everything_answers_pass_byte_identical_in_one_session() {
     }
 }
 
+/// A batch of the 2025-03-26 revision, which server-everything answers with an
+/// event per answer: every tool error in it is rewrapped (the first answer
+/// read by the layer's future, the later ones over the answer at hand), and
+/// the success passes as the server wrote it.
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn everything_a_batch_answered_an_event_at_a_time_has_every_tool_error_rewrapped() {
+    let server = Everything::start().await;
+    let proxy = Proxy::start(&server.url(), &[]).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }});
+    let response = post_to(server.address(), &initialize.to_string(), &[]).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    event_data(response).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-03-26"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_to(server.address(), &initialized.to_string(), &headers).await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "no-such-tool", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": "hi"}}},
+    ]);
+
+    let events = event_data(proxy.post(&batch.to_string(), &headers).await).await;
+
+    // One event per answer, as the server wrote them.
+    assert_eq!(events.len(), 3, "{events:?}");
+    let answers: Vec<Value> = events
+        .iter()
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let text = |id: u64| {
+        let answer = answers.iter().find(|answer| answer["id"] == id).unwrap();
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        text(1).starts_with("<error tool=\"echo\">\n"),
+        "{}",
+        text(1)
+    );
+    assert!(
+        text(2).starts_with("<error tool=\"no-such-tool\">\n"),
+        "{}",
+        text(2)
+    );
+    assert_eq!(text(3), "Echo: hi");
+}
+
 /// The answer in a response: a JSON body, or the event stream's last message
 /// with an `id`.
 async fn answer(response: hyper::Response<hyper::body::Incoming>) -> Value {
