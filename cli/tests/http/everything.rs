@@ -77,6 +77,28 @@ impl Everything {
     fn url(&self) -> String {
         format!("http://{}/mcp", self.address())
     }
+
+    /// A session of the server's, initialized directly with `revision`: its
+    /// id.
+    async fn session(&self, revision: &str) -> String {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": revision, "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }});
+        let response = post_to(self.address(), &initialize.to_string(), &[]).await;
+        let session = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        event_data(response).await;
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", revision),
+        ];
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        post_to(self.address(), &initialized.to_string(), &headers).await;
+        session
+    }
 }
 
 /// An official MCP client, run as a program: `servers/<script>` with `url`.
@@ -176,23 +198,12 @@ async fn event_data(response: hyper::Response<hyper::body::Incoming>) -> Vec<Str
 async fn everything_answers_pass_byte_identical_in_one_session() {
     let server = Everything::start().await;
     let proxy = Proxy::start(&server.url(), &[]).await;
-    let address: std::net::SocketAddr = ([127, 0, 0, 1], server.port).into();
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }});
-    let response = post_to(address, &initialize.to_string(), &[]).await;
-    let session = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    event_data(response).await;
+    let address = server.address();
+    let session = server.session("2025-06-18").await;
     let headers = [
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", "2025-06-18"),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post_to(address, &initialized.to_string(), &headers).await;
 
     for request in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
@@ -216,22 +227,11 @@ async fn everything_answers_pass_byte_identical_in_one_session() {
 async fn everything_a_batch_answered_an_event_at_a_time_has_every_tool_error_rewrapped() {
     let server = Everything::start().await;
     let proxy = Proxy::start(&server.url(), &[]).await;
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }});
-    let response = post_to(server.address(), &initialize.to_string(), &[]).await;
-    let session = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    event_data(response).await;
+    let session = server.session("2025-03-26").await;
     let headers = [
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", "2025-03-26"),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post_to(server.address(), &initialized.to_string(), &headers).await;
     let batch = json!([
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "echo", "arguments": {}}},
