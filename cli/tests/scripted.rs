@@ -414,21 +414,26 @@ async fn a_line_of_the_server_past_max_message_bytes_is_dropped_and_its_call_ans
     let note = format!(
         r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{text}"}}}}"#
     );
+    // Its `id` written with an escape, which names the same member.
+    let escaped = long.replace(r#""id""#, r#""\u0069d""#);
     let short = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
     let server = Server::scripted(json!({"on": {
         "tools/call long": [send(&note), send(&long)],
+        "tools/call escaped": [send(&escaped)],
         "tools/call short": [send(short)],
     }}));
     let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
-    let lines = session.exchange(&tool_call(1, "long", json!({}))).await;
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(
-        result_text(&lines[0]),
-        render_error(
-            "long",
-            "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
-        )
-    );
+    for (id, tool) in [(1, "long"), (3, "escaped")] {
+        let lines = session.exchange(&tool_call(id, tool, json!({}))).await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(
+            result_text(&lines[0]),
+            render_error(
+                tool,
+                "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
+            )
+        );
+    }
     let lines = session.exchange(&tool_call(2, "short", json!({}))).await;
     assert_eq!(lines, [short.replace("$ID", "2")]);
     session
@@ -470,25 +475,4 @@ async fn a_request_of_the_server_past_max_message_bytes_is_refused_to_it_and_ans
             "{tool}"
         );
     }
-}
-
-/// An answer past the bound whose `id` is written with an escape is the
-/// answer with that id, as it is when read whole.
-#[tokio::test]
-async fn an_answer_past_max_message_bytes_with_an_escaped_id_answers_its_call() {
-    let text = "x".repeat(2048);
-    let long = format!(
-        r#"{{"jsonrpc":"2.0","\u0069d":$ID,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
-    );
-    let server = Server::scripted(json!({"on": {"tools/call long": [send(&long)]}}));
-    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
-    let lines = session.exchange(&tool_call(1, "long", json!({}))).await;
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(
-        result_text(&lines[0]),
-        render_error(
-            "long",
-            "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
-        )
-    );
 }
