@@ -10,8 +10,10 @@
 //! A member is known at its end, but for one: a member with an id and a
 //! `result` or an `error`, and no `method` so far, is taken as the answer it
 //! is while its bytes still pass, so that a line that never ends answers its
-//! call all the same. A `method` after the `result` (no JSON-RPC peer writes
-//! both) would have made it a request: it is an answer then.
+//! call all the same. What no JSON-RPC peer writes could still follow: a
+//! `method` after the `result` makes it a request at its end, which is found
+//! then too (the server gets its error), and a second `id` after it is not
+//! read. The bytes are not checked to be JSON.
 
 use serde_json::Value;
 
@@ -232,14 +234,15 @@ impl MemberScan {
     }
 
     /// The end of a member: kept, when it is a request or a response whose
-    /// id is held, unless taken already.
+    /// id is held, unless it is the answer taken already.
     fn end_member(&mut self) {
         let member = std::mem::take(&mut self.member);
-        let kind = Kind::of(member.id.is_some(), member.method);
-        if member.taken
-            || !matches!(kind, Kind::Request | Kind::Response)
-            || self.found.len() >= MAX_MEMBERS
-        {
+        let kind = match Kind::of(member.id.is_some(), member.method) {
+            Kind::Response if member.taken => return,
+            kind @ (Kind::Request | Kind::Response) => kind,
+            Kind::Notification | Kind::Invalid => return,
+        };
+        if self.found.len() >= MAX_MEMBERS {
             return;
         }
         if let Some(Some(text)) = member.id
@@ -391,6 +394,12 @@ mod tests {
         assert_eq!(scan.take(), [response(json!(3))]);
         scan.feed(br#"xx"}]}}"#);
         assert!(scan.take().is_empty());
+        // A method after the result makes it a request, which its end finds.
+        let mut scan = MemberScan::default();
+        scan.feed(br#"{"id":5,"result":{"x":"#);
+        assert_eq!(scan.take(), [response(json!(5))]);
+        scan.feed(br#"1},"method":"ping"}"#);
+        assert_eq!(scan.take(), [request(json!(5))]);
         // A request, or an id not read to its end, is not taken before its
         // end.
         let mut scan = MemberScan::default();
