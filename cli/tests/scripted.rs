@@ -414,24 +414,65 @@ async fn a_line_of_the_server_past_max_message_bytes_is_dropped_and_its_call_ans
     let note = format!(
         r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{text}"}}}}"#
     );
+    // Its `id` written with an escape, which names the same member.
+    let escaped = long.replace(r#""id""#, r#""\u0069d""#);
     let short = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}"#;
     let server = Server::scripted(json!({"on": {
         "tools/call long": [send(&note), send(&long)],
+        "tools/call escaped": [send(&escaped)],
         "tools/call short": [send(short)],
     }}));
     let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
-    let lines = session.exchange(&tool_call(1, "long", json!({}))).await;
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(
-        result_text(&lines[0]),
-        render_error(
-            "long",
-            "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
-        )
-    );
+    for (id, tool) in [(1, "long"), (3, "escaped")] {
+        let lines = session.exchange(&tool_call(id, tool, json!({}))).await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(
+            result_text(&lines[0]),
+            render_error(
+                tool,
+                "The server's answer is larger than 1024 bytes (--max-message-bytes): it was not read."
+            )
+        );
+    }
     let lines = session.exchange(&tool_call(2, "short", json!({}))).await;
     assert_eq!(lines, [short.replace("$ID", "2")]);
     session
         .stderr_shows("dropped a line of the server longer than --max-message-bytes")
         .await;
+}
+
+/// A request of the server's own past the bound, sent while the client's call
+/// with the same id is in flight (server and client count their ids apart, so
+/// they meet): the server gets an error to its request, the client's call its
+/// one real answer. The second request names its `id` and `method` with
+/// escapes, which say the same members.
+#[tokio::test]
+async fn a_request_of_the_server_past_max_message_bytes_is_refused_to_it_and_answers_no_call() {
+    let text = "x".repeat(2048);
+    let sampling = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{{"messages":[{{"role":"user","content":{{"type":"text","text":"{text}"}}}}],"maxTokens":1}}}}"#
+    );
+    let escaped = format!(
+        r#"{{"jsonrpc":"2.0","\u0069d":2,"params":{{"text":"{text}"}},"\u006dethod":"sampling/createMessage"}}"#
+    );
+    let real = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"the real answer"}]}}"#;
+    let server = Server::scripted(json!({"on": {
+        "tools/call first": [send(&sampling), send(real)],
+        "tools/call second": [send(&escaped), send(real)],
+        "response": [send(GOT)],
+    }}));
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    for (id, tool) in [(1, "first"), (2, "second")] {
+        let lines = session.exchange(&tool_call(id, tool, json!({}))).await;
+        assert_eq!(lines, [real.replace("$ID", &id.to_string())], "{tool}");
+        let got: Value = serde_json::from_str(&session.line().await).unwrap();
+        assert_eq!(
+            got["params"],
+            json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603,
+                "message": "The request is larger than 1024 bytes (--max-message-bytes): it was not read."
+            }}),
+            "{tool}"
+        );
+    }
 }

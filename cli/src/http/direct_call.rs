@@ -57,7 +57,8 @@ impl DirectCall {
         let Ok(Envelope::Single(fields)) = envelope::read(bytes) else {
             return None;
         };
-        let is_call = fields.is_request() && fields.method.as_deref() == Some("tools/call");
+        let is_call =
+            fields.is_request() && fields.method.as_deref().is_some_and(Method::calls_a_tool);
         let tool = fields.params.name?;
         if !is_call || timed.includes(&tool) {
             return None;

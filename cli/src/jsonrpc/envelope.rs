@@ -1,9 +1,11 @@
 //! What the relay reads of a line: the envelope of the JSON-RPC message it
 //! holds (its id, its method, the tool or task it names, the request a
 //! cancellation names; of an answer, whether its result is an error or may be a
-//! task, and its error code), without building the message as a
+//! task, and whether it is an error), without building the message as a
 //! `serde_json::Value`. Everything else is checked to be JSON and skipped, so a
 //! line costs one pass and no allocation for what the relay does not read.
+//! What the message is (a request, a response…) is not decided here: its `id`
+//! and its `method` are read fast, and [`Kind::of`] (`member`) says.
 //!
 //! A line is JSON when, without the ASCII whitespace around it, it is UTF-8 and
 //! one JSON value. An object that names a member twice is read by its last
@@ -14,6 +16,8 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+use crate::jsonrpc::member::{self, Kind, MethodMember};
 
 /// A line that is JSON, read as JSON-RPC.
 #[derive(Debug)]
@@ -35,8 +39,8 @@ pub(crate) enum Envelope<'a> {
 pub(crate) struct Fields<'a> {
     /// `id`, whatever its value.
     pub(crate) id: Option<Value>,
-    /// Whether the message has a `method`, whatever its value.
-    pub(crate) has_method: bool,
+    /// What its `method` holds, for [`Kind::of`].
+    method_member: MethodMember,
     /// `method`, when a string.
     pub(crate) method: Option<Cow<'a, str>>,
     /// `params`, when an object.
@@ -100,21 +104,25 @@ impl fmt::Display for NotJson {
 }
 
 impl Fields<'_> {
-    /// Whether the message is a request (a method that is a string, and an
-    /// id): one the relay answers.
-    pub(crate) fn is_request(&self) -> bool {
-        self.method.is_some() && self.id.is_some()
+    /// What the message is ([`Kind::of`]).
+    pub(crate) fn kind(&self) -> Kind {
+        Kind::of(self.id.is_some(), self.method_member)
     }
 
-    /// Whether the message is a response (an id and no method): an answer to a
-    /// request.
+    /// Whether the message is a request: one the relay answers.
+    pub(crate) fn is_request(&self) -> bool {
+        self.kind() == Kind::Request
+    }
+
+    /// Whether the message is a response: an answer to a request.
     pub(crate) fn is_response(&self) -> bool {
-        !self.has_method && self.id.is_some()
+        self.kind() == Kind::Response
     }
 
     /// The request a `notifications/cancelled` cancels.
     pub(crate) fn cancelled_id(&self) -> Option<&Value> {
-        if self.method.as_deref() != Some("notifications/cancelled") || self.id.is_some() {
+        let method = self.method.as_deref()?;
+        if self.kind() != Kind::Notification || !member::cancels(method) {
             return None;
         }
         self.params.request_id.as_ref()
@@ -206,8 +214,11 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
             match &*key.0 {
                 "id" => fields.id = Some(map.next_value()?),
                 "method" => {
-                    fields.has_method = true;
                     fields.method = map.next_value::<OptionalStr<'de>>()?.0;
+                    fields.method_member = match fields.method {
+                        Some(_) => MethodMember::Name,
+                        None => MethodMember::NotAName,
+                    };
                 }
                 "params" => fields.params = map.next_value()?,
                 "result" => fields.result = map.next_value()?,

@@ -16,6 +16,7 @@ use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use tower_service::Service;
 
+use crate::jsonrpc::layer_request::Method;
 use crate::jsonrpc::message::Answer;
 
 /// The JSON-RPC code of invalid params.
@@ -80,9 +81,9 @@ where
     fn call(&mut self, request: Value) -> Self::Future {
         let watch = match &self.listed {
             None => Watch::Nothing,
-            Some(listed) => match request["method"].as_str() {
-                Some("tools/list") => Watch::ToolsList(listed.clone()),
-                Some("tools/call") => match request["params"]["name"].as_str() {
+            Some(listed) => match request["method"].as_str().and_then(Method::known) {
+                Some(Method::ToolsList) => Watch::ToolsList(listed.clone()),
+                Some(Method::ToolsCall) => match request["params"]["name"].as_str() {
                     Some(tool) => Watch::ToolsCall(listed.clone(), tool.to_owned()),
                     None => Watch::Nothing,
                 },

@@ -1,8 +1,10 @@
-//! What the layer reads of a client request, in both modes: its id, its
+//! What the layer reads of a client request, in every mode: its id, its
 //! method and the tool or task it names, read from its envelope without
-//! parsing the rest (`crate::jsonrpc::envelope`), and given to the layer as a small
-//! JSON value; and whether the layer may change the answer to it, which the
-//! answer's envelope tells.
+//! parsing the rest (`crate::jsonrpc::envelope`) or from the message read
+//! whole (`crate::jsonrpc::member`), and given to the layer as a small JSON
+//! value; and whether the layer may change the answer to it, which the
+//! answer's envelope tells. The methods the command tells apart, and what a
+//! request of each names to the layer, are decided here ([`Method`]).
 
 use serde_json::{Map, Value};
 
@@ -37,14 +39,63 @@ pub(crate) enum Method {
     Other(Box<str>),
 }
 
+/// What a request names to the layer ([`Method::named`]).
+#[derive(Debug, Clone, Copy)]
+enum Named {
+    /// The tool it calls, its `params.name`.
+    Tool,
+    /// The task it asks about, its `params.taskId`.
+    Task,
+}
+
+impl Named {
+    /// The member of `params` that holds it.
+    fn param(self) -> &'static str {
+        match self {
+            Self::Tool => "name",
+            Self::Task => "taskId",
+        }
+    }
+
+    /// Which of a request's `tool` and `task` it is.
+    fn of<T>(self, tool: Option<T>, task: Option<T>) -> Option<T> {
+        match self {
+            Self::Tool => tool,
+            Self::Task => task,
+        }
+    }
+}
+
 impl Method {
+    /// The method named `method`.
     pub(crate) fn read(method: &str) -> Self {
-        match method {
+        Self::known(method).unwrap_or_else(|| Self::Other(method.into()))
+    }
+
+    /// The method named `method`, when it is one the command tells apart.
+    pub(crate) fn known(method: &str) -> Option<Self> {
+        Some(match method {
             "tools/call" => Self::ToolsCall,
             "tools/list" => Self::ToolsList,
             "tasks/get" => Self::TasksGet,
             "tasks/result" => Self::TasksResult,
-            other => Self::Other(other.into()),
+            _ => return None,
+        })
+    }
+
+    /// Whether a request of `method` calls a tool (a `tools/call`), whose
+    /// errors the layer renders.
+    pub(crate) fn calls_a_tool(method: &str) -> bool {
+        Self::known(method) == Some(Self::ToolsCall)
+    }
+
+    /// What a request of this method names to the layer: a `tools/call` its
+    /// tool, a `tasks/get` or `tasks/result` its task, any other nothing.
+    fn named(&self) -> Option<Named> {
+        match self {
+            Self::ToolsCall => Some(Named::Tool),
+            Self::TasksGet | Self::TasksResult => Some(Named::Task),
+            Self::ToolsList | Self::Other(_) => None,
         }
     }
 
@@ -78,41 +129,41 @@ impl Method {
 impl LayerRequest {
     /// What the layer reads of the request whose envelope is `fields`.
     pub(crate) fn single(fields: Fields<'_>) -> Self {
-        let method = Method::read(fields.method.as_deref().unwrap_or_default());
-        let name = match method {
-            Method::ToolsCall => fields.params.name,
-            Method::TasksGet | Method::TasksResult => fields.params.task_id,
-            _ => None,
-        };
-        Self::Single {
-            id: fields.id.unwrap_or_default(),
-            method,
-            name: name.map(Into::into),
-        }
+        Self::read(
+            fields.id.unwrap_or_default(),
+            fields.method.as_deref().unwrap_or_default(),
+            fields.params.name.as_deref(),
+            fields.params.task_id.as_deref(),
+        )
     }
 
     /// What the layer reads of each request of `message` (one request, or a
-    /// batch), read through [`members`]: a request's id, its method and the
-    /// tool or task it names, as [`LayerRequest::single`] reads them from an
-    /// envelope.
+    /// batch), read through [`members`], as [`LayerRequest::single`] reads
+    /// one from its envelope.
     pub(crate) fn each_of(message: &Value) -> Vec<Self> {
         members(message)
             .into_iter()
             .filter_map(Member::request)
             .map(|request| {
-                let method = Method::read(request.method);
-                let name = match method {
-                    Method::ToolsCall => request.tool,
-                    Method::TasksGet | Method::TasksResult => request.task_id,
-                    _ => None,
-                };
-                Self::Single {
-                    id: request.id.clone(),
-                    method,
-                    name: name.map(Into::into),
-                }
+                Self::read(
+                    request.id.clone(),
+                    request.method,
+                    request.tool,
+                    request.task_id,
+                )
             })
             .collect()
+    }
+
+    /// What the layer reads of the request `id` of `method`, holding `tool`
+    /// (`params.name`) and `task` (`params.taskId`).
+    fn read(id: Value, method: &str, tool: Option<&str>, task: Option<&str>) -> Self {
+        let method = Method::read(method);
+        let name = method
+            .named()
+            .and_then(|named| named.of(tool, task))
+            .map(Into::into);
+        Self::Single { id, method, name }
     }
 
     /// The id of one request; `None` for a batch.
@@ -141,14 +192,8 @@ impl LayerRequest {
         match self {
             Self::Single { id, method, name } => {
                 let mut params = Map::new();
-                match (&method, name) {
-                    (Method::ToolsCall, Some(name)) => {
-                        params.insert("name".to_owned(), Value::String(name.into()));
-                    }
-                    (_, Some(task_id)) => {
-                        params.insert("taskId".to_owned(), Value::String(task_id.into()));
-                    }
-                    (_, None) => {}
+                if let (Some(named), Some(name)) = (method.named(), name) {
+                    params.insert(named.param().to_owned(), Value::String(name.into()));
                 }
                 let mut request = Map::new();
                 request.insert("jsonrpc".to_owned(), Value::from("2.0"));

@@ -1,12 +1,79 @@
-//! What each message of a line is, a batch's members read one by one: a
-//! request (its id, its method, its progress token, the tool or task it
-//! names), a notification (a
-//! cancellation names the request it cancels), a response (its id), or
-//! nothing JSON-RPC knows. Every mode reads a message's requests,
-//! cancellations and responses here, so that a member's id and its progress
-//! token are always the same member's, and an invalid member shifts no other.
+//! What a message is, the one rule every reader of a message applies: a
+//! request (a `method` that is a string, and an `id`), a notification (such a
+//! `method` and no `id`), a response (an `id` and no `method`), or nothing
+//! JSON-RPC knows ([`Kind::of`]). A message read whole is read here, a batch's
+//! members one by one: a request's id, its method, its progress token, the
+//! tool or task it names; a notification's method (a cancellation names the
+//! request it cancels); a response's id. Every mode reads a message's
+//! requests, cancellations and responses here, so that a member's id and its
+//! progress token are always the same member's, and an invalid member shifts
+//! no other. The envelope of a line (`envelope`) and the scan of a message too
+//! long to hold (`member_scan`) read the `id` and the `method` their own way,
+//! fast, and ask [`Kind::of`] what the message is.
 
 use serde_json::Value;
+
+use crate::jsonrpc::layer_request::Method;
+
+/// What a message is, by its `id` and its `method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A method and an id: an answer is expected.
+    Request,
+    /// A method and no id.
+    Notification,
+    /// An id and no method: an answer to a request of the other side.
+    Response,
+    /// A method that is not a string, or neither a method nor an id, or not
+    /// an object.
+    Invalid,
+}
+
+/// What a message's `method` member holds, as far as [`Kind::of`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum MethodMember {
+    /// No `method`.
+    #[default]
+    Absent,
+    /// A `method` that is a string.
+    Name,
+    /// A `method` that is any other value.
+    NotAName,
+}
+
+impl Kind {
+    /// What a message is that has an `id` (whatever its value) or not, and
+    /// whose `method` is `method`. An object that names a member twice is
+    /// read by its last one, as `serde_json::Value` reads it.
+    pub(crate) fn of(has_id: bool, method: MethodMember) -> Self {
+        match (method, has_id) {
+            (MethodMember::Name, true) => Self::Request,
+            (MethodMember::Name, false) => Self::Notification,
+            (MethodMember::Absent, true) => Self::Response,
+            (MethodMember::Absent | MethodMember::NotAName, _) => Self::Invalid,
+        }
+    }
+}
+
+impl MethodMember {
+    /// What the `method` member `method` holds.
+    fn of(method: Option<&Value>) -> Self {
+        match method {
+            None => Self::Absent,
+            Some(Value::String(_)) => Self::Name,
+            Some(_) => Self::NotAName,
+        }
+    }
+}
+
+/// The method of a cancellation, whose `params.requestId` names the request
+/// it cancels.
+const CANCELLED: &str = "notifications/cancelled";
+
+/// Whether a notification of `method` cancels a request.
+pub(crate) fn cancels(method: &str) -> bool {
+    method == CANCELLED
+}
 
 /// One message, or one member of a batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,14 +113,14 @@ pub(crate) struct Notification<'a> {
 impl Request<'_> {
     /// Whether the request is a `tools/call`, whose error the layer renders.
     pub(crate) fn is_tool_call(&self) -> bool {
-        self.method == "tools/call"
+        Method::calls_a_tool(self.method)
     }
 }
 
 impl<'a> Notification<'a> {
     /// The id of the request a `notifications/cancelled` cancels.
     pub(crate) fn cancelled_id(&self) -> Option<&'a Value> {
-        self.param("notifications/cancelled", "requestId")
+        self.param(CANCELLED, "requestId")
     }
 
     /// The token a `notifications/progress` reports on.
@@ -73,20 +140,33 @@ impl<'a> Member<'a> {
             return Self::Invalid;
         };
         let id = object.get("id");
-        match (object.get("method"), id) {
-            (Some(Value::String(method)), Some(id)) => Self::Request(Request {
+        let method = object.get("method");
+        let kind = Kind::of(id.is_some(), MethodMember::of(method));
+        match (kind, id, method.and_then(Value::as_str)) {
+            (Kind::Request, Some(id), Some(method)) => Self::Request(Request {
                 id,
                 method,
                 progress_token: message.pointer("/params/_meta/progressToken"),
                 tool: message.pointer("/params/name").and_then(Value::as_str),
                 task_id: message.pointer("/params/taskId").and_then(Value::as_str),
             }),
-            (Some(Value::String(method)), None) => Self::Notification(Notification {
+            (Kind::Notification, _, Some(method)) => Self::Notification(Notification {
                 method,
                 params: object.get("params"),
             }),
-            (None, Some(id)) => Self::Response { id },
+            (Kind::Response, Some(id), _) => Self::Response { id },
             _ => Self::Invalid,
+        }
+    }
+
+    /// What this is.
+    #[cfg(test)]
+    pub(crate) fn kind(self) -> Kind {
+        match self {
+            Self::Request(_) => Kind::Request,
+            Self::Notification(_) => Kind::Notification,
+            Self::Response { .. } => Kind::Response,
+            Self::Invalid => Kind::Invalid,
         }
     }
 
@@ -149,6 +229,25 @@ mod tests {
         assert_eq!(members[2].cancelled_id(), Some(&json!(7)));
         assert_eq!(members[3].response_id(), Some(&json!(9)));
         assert_eq!(members[4], Member::Invalid);
+    }
+
+    #[test]
+    fn a_message_is_what_its_id_and_its_last_method_make_it() {
+        let kind = |message: Value| Member::of(&message).kind();
+        assert_eq!(kind(json!({"id": 1, "method": "ping"})), Kind::Request);
+        assert_eq!(kind(json!({"id": null, "method": "ping"})), Kind::Request);
+        assert_eq!(kind(json!({"method": "ping"})), Kind::Notification);
+        assert_eq!(kind(json!({"id": 1, "result": {}})), Kind::Response);
+        assert_eq!(
+            kind(json!({"id": 1, "result": {}, "method": "x"})),
+            Kind::Request
+        );
+        assert_eq!(kind(json!({"id": 1, "method": 5})), Kind::Invalid);
+        assert_eq!(kind(json!({"jsonrpc": "2.0"})), Kind::Invalid);
+        assert_eq!(kind(json!([{"id": 1}])), Kind::Invalid);
+        let last: Value =
+            serde_json::from_str(r#"{"id":1,"method":"ping","method":null}"#).unwrap();
+        assert_eq!(Member::of(&last).kind(), Kind::Invalid);
     }
 
     #[test]

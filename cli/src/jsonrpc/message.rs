@@ -95,9 +95,14 @@ pub(crate) struct Withdrawn;
 /// The ids of the requests that a client's message (or batch) cancels: the
 /// `params.requestId` of each `notifications/cancelled`.
 pub(crate) fn cancelled_ids(message: &Value) -> Vec<&Value> {
-    members(message)
-        .into_iter()
-        .filter_map(Member::cancelled_id)
+    cancelled_ids_among(&members(message))
+}
+
+/// The ids of the requests that `members` (a message's) cancel.
+pub(crate) fn cancelled_ids_among<'a>(members: &[Member<'a>]) -> Vec<&'a Value> {
+    members
+        .iter()
+        .filter_map(|member| member.cancelled_id())
         .collect()
 }
 
@@ -111,9 +116,15 @@ pub(crate) fn answers(answer: &Value, request: &Value) -> bool {
 /// The requests of a message or batch that expect an answer: their ids, and
 /// whether each is a `tools/call`.
 pub(crate) fn requests(message: &Value) -> Vec<(Value, bool)> {
-    members(message)
-        .into_iter()
-        .filter_map(Member::request)
+    requests_among(&members(message))
+}
+
+/// The requests among `members` (a message's): their ids, and whether each
+/// is a `tools/call`, as the command's own answers to them need.
+pub(crate) fn requests_among(members: &[Member<'_>]) -> Vec<(Value, bool)> {
+    members
+        .iter()
+        .filter_map(|member| member.request())
         .map(|request| (request.id.clone(), request.is_tool_call()))
         .collect()
 }

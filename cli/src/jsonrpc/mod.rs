@@ -1,21 +1,22 @@
 //! What every mode reads and writes of a JSON-RPC message: `layer_over_answer` (the
 //! layer over an answer already at hand), `layer_call` (the layer's future held
 //! with a request whose span is exported, resolved where its answer is read), `envelope` (what
-//! is read of a line or a body before the layer sees it), `id_scan` (the ids
-//! of a message too large to read, found as it passes), `member` (what
-//! each message of a batch is: a request, a cancellation, a response),
+//! is read of a line or a body before the layer sees it), `member_scan` (what
+//! the members of a message too large to read are, found as it passes),
+//! `member` (what a message is, and each message of a batch: a request, a
+//! cancellation, a response),
 //! `message` (an answer, its bytes and its value), `layer_request` (the request handed to
 //! the layer), `splice` (a changed answer written as the server's bytes),
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion)
 //! and `own_answer` (the answers the command makes itself).
 
 pub(crate) mod envelope;
-pub(crate) mod id_scan;
 pub(crate) mod invalid_params;
 pub(crate) mod layer_call;
 pub(crate) mod layer_over_answer;
 pub(crate) mod layer_request;
 pub(crate) mod member;
+pub(crate) mod member_scan;
 pub(crate) mod message;
 pub(crate) mod nested;
 pub(crate) mod own_answer;

@@ -3,18 +3,29 @@
 //! layer would leave it alone (see `stack`); any other line that is JSON goes
 //! to the client as it is; a line that is not JSON is logged, at most once a
 //! second.
+//!
+//! A line longer than `--max-message-bytes` is dropped, and what it is
+//! decides what is answered, as for a line read whole (only a response
+//! answers a call): a response's call in flight gets the wrapper's answer
+//! saying so, and a request of the server's own gets a JSON-RPC error, sent
+//! to the child's stdin, so that the server does not wait for ever.
 
 use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_tool_errors::NoAnswer;
 use serde_json::Value;
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::member::Kind;
+use crate::jsonrpc::member_scan::Scanned;
 use crate::jsonrpc::message::{Answer, response_ids};
-use crate::jsonrpc::own_answer;
+use crate::jsonrpc::own_answer::{self, INTERNAL_ERROR};
+use crate::stdio::child::Child;
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
@@ -33,23 +44,35 @@ pub(crate) fn spawn(
         count_due,
     });
     tokio::spawn(write_counts_when_due(logs.clone(), counts_due));
+    let to_child = Arc::new(ToChild::new(stack.child().clone(), Handle::current()));
     std::thread::Builder::new()
         .name("server stdout".to_owned())
         .spawn(move || {
             let lines = Lines::new(stdout, max_message_bytes);
-            relay_child(&stack, lines, max_message_bytes, &logs);
+            relay_child(&stack, lines, max_message_bytes, &logs, &to_child);
             let _ = done.send(());
         })?;
     Ok(())
 }
 
-fn relay_child(stack: &Stack, mut lines: Lines, max_message_bytes: usize, logs: &ChildLogs) {
+fn relay_child(
+    stack: &Stack,
+    mut lines: Lines,
+    max_message_bytes: usize,
+    logs: &ChildLogs,
+    to_child: &Arc<ToChild>,
+) {
     let output = stack.output();
     loop {
         match lines.next() {
             Ok(Some(Line::Whole(line))) => route_child_line(stack, line, logs),
-            Ok(Some(Line::TooLong { ids, first })) => {
-                answer_too_long(stack, &ids, max_message_bytes);
+            Ok(Some(Line::TooLong {
+                members,
+                batch,
+                first,
+            })) => {
+                answer_too_long(stack, &members, max_message_bytes);
+                refuse_too_long(to_child, &members, batch, max_message_bytes);
                 if first {
                     logs.event(Log::TooLong, || TOO_LONG.to_owned());
                 }
@@ -116,10 +139,15 @@ fn route_child_whole(stack: &Stack, line: &[u8]) {
     stack.output().write(line);
 }
 
-/// Answers the requests in flight that a message too long to read (with
-/// `ids`) answers: with an answer of the wrapper's own, saying so.
-fn answer_too_long(stack: &Stack, ids: &[Value], max: usize) {
-    let ids: Vec<&Value> = ids.iter().collect();
+/// Answers the requests in flight that the responses among `members` (of a
+/// message too long to read) answer: with an answer of the wrapper's own,
+/// saying so.
+fn answer_too_long(stack: &Stack, members: &[Scanned], max: usize) {
+    let ids: Vec<&Value> = members
+        .iter()
+        .filter(|member| member.kind == Kind::Response)
+        .map(|member| &member.id)
+        .collect();
     if ids.is_empty() {
         return;
     }
@@ -135,6 +163,108 @@ fn answer_too_long(stack: &Stack, ids: &[Value], max: usize) {
             NoAnswer::UpstreamTooLarge,
         );
         stack.answer_instead(waiting, Answer::made(answer));
+    }
+}
+
+/// Answers the server's requests among `members` (of a message too long to
+/// read, a `batch` or not) with a JSON-RPC error each, sent to the child.
+fn refuse_too_long(to_child: &Arc<ToChild>, members: &[Scanned], batch: bool, max: usize) {
+    if let Some(refusal) = refusal(members, batch, max) {
+        to_child.send(refusal);
+    }
+}
+
+/// The line that answers the requests among `members` (of a message too long
+/// to read, a `batch` or not); `None` when there are none.
+fn refusal(members: &[Scanned], batch: bool, max: usize) -> Option<Vec<u8>> {
+    let message =
+        format!("The request is larger than {max} bytes (--max-message-bytes): it was not read.");
+    let mut errors = members
+        .iter()
+        .filter(|member| member.kind == Kind::Request)
+        .map(|member| own_answer::error(&member.id, INTERNAL_ERROR, &message));
+    let answer = if batch {
+        let errors: Vec<Value> = errors.collect();
+        (!errors.is_empty()).then_some(Value::Array(errors))?
+    } else {
+        errors.next()?
+    };
+    let mut line = serde_json::to_vec(&answer).expect("a JSON value serializes");
+    line.push(b'\n');
+    Some(line)
+}
+
+/// The most bytes of the wrapper's own lines that wait for the child's stdin:
+/// a child that does not read it gets no more.
+const MAX_QUEUED_TO_CHILD: usize = 64 * 1024;
+
+/// The wrapper's own lines for the child's stdin (its answers to the server's
+/// requests too long to read), written from the runtime's blocking pool, by
+/// one thread at a time: the thread reading the child's stdout must never
+/// wait on its stdin, which a child that does not read would stop.
+#[derive(Debug)]
+struct ToChild {
+    child: Arc<Child>,
+    runtime: Handle,
+    /// The lines not written yet, at most [`MAX_QUEUED_TO_CHILD`] bytes.
+    queued: Mutex<Vec<u8>>,
+    /// Whether a thread is writing them.
+    writing: AtomicBool,
+}
+
+impl ToChild {
+    fn new(child: Arc<Child>, runtime: Handle) -> Self {
+        Self {
+            child,
+            runtime,
+            queued: Mutex::default(),
+            writing: AtomicBool::new(false),
+        }
+    }
+
+    fn queued(&self) -> MutexGuard<'_, Vec<u8>> {
+        // Whole lines are appended: a panic cannot leave half of one.
+        self.queued
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues `line`, unless the child has not read enough of the others
+    /// (it is dropped then); returns whether it is queued.
+    fn queue(&self, line: &[u8]) -> bool {
+        let mut queued = self.queued();
+        if queued.len() + line.len() > MAX_QUEUED_TO_CHILD {
+            return false;
+        }
+        queued.extend_from_slice(line);
+        true
+    }
+
+    /// Sends `line` to the child, from the blocking pool.
+    fn send(self: &Arc<Self>, line: Vec<u8>) {
+        if !self.queue(&line) || self.writing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let to_child = self.clone();
+        self.runtime.spawn_blocking(move || to_child.write_queued());
+    }
+
+    /// Writes the queued lines until none is left.
+    fn write_queued(&self) {
+        loop {
+            let lines = std::mem::take(&mut *self.queued());
+            if !lines.is_empty() {
+                let input = self.child.input();
+                input.write(&lines);
+                input.flush();
+            }
+            self.writing.store(false, Ordering::Release);
+            // A line queued after the take, while this thread still wrote, is
+            // this thread's to write unless another has started since.
+            if self.queued().is_empty() || self.writing.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        }
     }
 }
 
@@ -249,5 +379,62 @@ async fn write_counts_when_due(
     while let Some(due) = counts_due.recv().await {
         tokio::time::sleep_until(due).await;
         logs.write_due_counts();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn scanned(kind: Kind, id: Value) -> Scanned {
+        Scanned { kind, id }
+    }
+
+    #[test]
+    fn each_request_of_the_server_too_long_gets_an_error_and_a_batch_a_batch() {
+        let message =
+            "The request is larger than 1024 bytes (--max-message-bytes): it was not read.";
+        let error =
+            |id| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}});
+        let line = |members: &[Scanned], batch| {
+            refusal(members, batch, 1024).map(|line| {
+                assert!(line.ends_with(b"\n"));
+                serde_json::from_slice::<Value>(&line).unwrap()
+            })
+        };
+        let members = [
+            scanned(Kind::Response, json!(1)),
+            scanned(Kind::Request, json!(1)),
+            scanned(Kind::Request, json!("s")),
+        ];
+        assert_eq!(
+            line(&members, true),
+            Some(json!([error(json!(1)), error(json!("s"))]))
+        );
+        assert_eq!(line(&members[1..2], false), Some(error(json!(1))));
+        assert_eq!(
+            line(&members[..1], true),
+            None,
+            "a response is not answered"
+        );
+        assert_eq!(line(&[], false), None);
+    }
+
+    #[test]
+    fn a_child_that_does_not_read_gets_no_more_than_the_bound() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let stdin = File::create("/dev/null").unwrap();
+        let to_child = ToChild::new(Child::new(stdin), runtime.handle().clone());
+        let line = vec![b'x'; 1000];
+        let queued = std::iter::repeat_with(|| to_child.queue(&line))
+            .take(100)
+            .filter(|queued| *queued)
+            .count();
+        assert_eq!(queued, MAX_QUEUED_TO_CHILD / 1000);
+        assert!(to_child.queued().len() <= MAX_QUEUED_TO_CHILD);
     }
 }

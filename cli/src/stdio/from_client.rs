@@ -56,14 +56,10 @@ fn client_line(stack: &Stack, line: &[u8]) {
     let child = stack.child();
     match envelope::read(line) {
         Ok(Envelope::Single(fields)) if fields.is_request() => {
-            let is_tool_call = fields.method.as_deref() == Some("tools/call");
             let id = fields.id.clone().unwrap_or_default();
-            stack.send(
-                line,
-                LayerRequest::single(fields),
-                vec![(id, is_tool_call)],
-                false,
-            );
+            let request = LayerRequest::single(fields);
+            let is_tool_call = request.is_tool_call();
+            stack.send(line, request, vec![(id, is_tool_call)], false);
         }
         Ok(Envelope::Single(fields)) => {
             // A cancellation of a request the child was told of already is

@@ -4,16 +4,14 @@
 //! burst costs one write, and a lone line is not held back.
 //!
 //! A line longer than the bound (`--max-message-bytes`) is never held whole:
-//! past the bound its bytes are looked at for the message's ids
-//! ([`IdScan`]) and dropped as they come, so that a line of any length, or
-//! one that never ends, holds no more than the bound.
+//! past the bound its bytes are looked at for what the message's members are
+//! ([`MemberScan`]) and dropped as they come, so that a line of any length,
+//! or one that never ends, holds no more than the bound.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use serde_json::Value;
-
-use crate::jsonrpc::id_scan::IdScan;
+use crate::jsonrpc::member_scan::{MemberScan, Scanned};
 
 /// The reads of a relay thread: large enough for a burst of lines.
 const READ_SIZE: usize = 64 * 1024;
@@ -26,7 +24,7 @@ pub(crate) struct Lines {
     /// The most bytes of a line held, its newline not counted.
     max: usize,
     /// The scan of a line past the bound, while its end has not come.
-    too_long: Option<IdScan>,
+    too_long: Option<MemberScan>,
 }
 
 /// What [`Lines::next`] read.
@@ -34,11 +32,16 @@ pub(crate) struct Lines {
 pub(crate) enum Line<'a> {
     /// A line, newline included.
     Whole(&'a [u8]),
-    /// Part of a line longer than the bound, dropped: the ids of the message
-    /// found in it. `first` for the part that passed the bound, which comes
-    /// as soon as it does (a line that never ends is answered all the
-    /// same); the rest of the line follows as one more part at its end.
-    TooLong { ids: Vec<Value>, first: bool },
+    /// Part of a line longer than the bound, dropped: the requests and the
+    /// responses of the message found in it, and whether it is a batch.
+    /// `first` for the part that passed the bound, which comes as soon as it
+    /// does (a line that never ends answers its call all the same); the rest
+    /// of the line follows as one more part at its end.
+    TooLong {
+        members: Vec<Scanned>,
+        batch: bool,
+        first: bool,
+    },
 }
 
 impl Lines {
@@ -61,10 +64,7 @@ impl Lines {
             let read = self.reader.fill_buf()?;
             if read.is_empty() {
                 return Ok(match self.too_long.take() {
-                    Some(mut scan) => Some(Line::TooLong {
-                        ids: scan.take(),
-                        first: false,
-                    }),
+                    Some(scan) => Some(rest_too_long(scan)),
                     None if self.line.is_empty() => None,
                     None => {
                         self.line.push(b'\n');
@@ -78,27 +78,29 @@ impl Lines {
                 scan.feed(&read[..part]);
                 self.reader.consume(part);
                 if newline.is_some() {
-                    let mut scan = self.too_long.take().expect("a line too long");
-                    return Ok(Some(Line::TooLong {
-                        ids: scan.take(),
-                        first: false,
-                    }));
+                    let scan = self.too_long.take().expect("a line too long");
+                    return Ok(Some(rest_too_long(scan)));
                 }
                 continue;
             }
             // The newline does not count against the bound.
             let length = self.line.len() + part - usize::from(newline.is_some());
             if length > self.max {
-                let mut scan = IdScan::default();
+                let mut scan = MemberScan::default();
                 scan.feed(&self.line);
                 scan.feed(&read[..part]);
                 self.reader.consume(part);
                 self.line = Vec::new();
-                let ids = scan.take();
+                let members = scan.take();
+                let batch = scan.is_batch();
                 if newline.is_none() {
                     self.too_long = Some(scan);
                 }
-                return Ok(Some(Line::TooLong { ids, first: true }));
+                return Ok(Some(Line::TooLong {
+                    members,
+                    batch,
+                    first: true,
+                }));
             }
             self.line.extend_from_slice(&read[..part]);
             self.reader.consume(part);
@@ -111,5 +113,14 @@ impl Lines {
     /// Whether a complete line is read already: the writer flushes when not.
     pub(crate) fn has_another(&self) -> bool {
         self.too_long.is_none() && self.reader.buffer().contains(&b'\n')
+    }
+}
+
+/// The rest of a line too long, whose `scan` has seen it all.
+fn rest_too_long(mut scan: MemberScan) -> Line<'static> {
+    Line::TooLong {
+        members: scan.take(),
+        batch: scan.is_batch(),
+        first: false,
     }
 }
