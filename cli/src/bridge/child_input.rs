@@ -123,3 +123,57 @@ async fn write(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::os::fd::OwnedFd;
+
+    use super::*;
+
+    /// A queue to a pipe that no one reads yet, and the pipe's other end.
+    fn unread() -> (ChildInput, std::io::PipeReader) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let writer = async_pipe::Sender::from_owned_fd(OwnedFd::from(writer)).unwrap();
+        (ChildInput::start(writer), reader)
+    }
+
+    #[tokio::test]
+    async fn a_child_that_does_not_read_fills_the_queue_and_a_line_past_it_is_refused_at_once() {
+        let (input, reader) = unread();
+        let line = vec![b'x'; 4 << 20];
+        let mut queued = 0;
+        while input.send(&line) == Queued::Yes {
+            queued += 1;
+            tokio::task::yield_now().await;
+            assert!(queued < 8, "the queue is unbounded");
+        }
+        // The line the writer holds counts until it is written.
+        assert_eq!(queued, MAX_QUEUED_BYTES / (line.len() + 1));
+        assert_eq!(input.send(b"{}"), Queued::Yes, "a short line fits still");
+        // Closing and abandoning never wait on the pipe.
+        input.close();
+        assert_eq!(input.send(b"{}"), Queued::Closed);
+        input.abandon();
+        tokio::task::yield_now().await;
+        let mut reader = reader;
+        let mut read = Vec::new();
+        tokio::task::spawn_blocking(move || reader.read_to_end(&mut read).map(|_| read.len()))
+            .await
+            .unwrap()
+            .expect("the pipe ends once the writer is abandoned");
+    }
+
+    #[tokio::test]
+    async fn lines_past_the_count_bound_are_refused() {
+        let (input, _reader) = unread();
+        // The first line fills the pipe; the writer waits on it.
+        assert_eq!(input.send(&vec![b'x'; 1 << 20]), Queued::Yes);
+        tokio::task::yield_now().await;
+        let queued = std::iter::repeat_with(|| input.send(b"{}"))
+            .take(MAX_QUEUED_LINES + 10)
+            .filter(|queued| *queued == Queued::Yes)
+            .count();
+        assert_eq!(queued, MAX_QUEUED_LINES);
+    }
+}

@@ -311,3 +311,22 @@ fn is_result(answer: &[u8]) -> bool {
         Ok(Envelope::Single(fields)) if fields.is_response() && !fields.has_error
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handshake_is_answered_by_a_result_not_by_an_error_that_says_result() {
+        assert!(is_result(br#"{"jsonrpc":"2.0","id":"mte-1","result":{}}"#));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","id":"mte-1","error":{"code":-32601,"message":"no \"result\": unknown method"}}"#
+        ));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","id":"mte-1","error":{"code":-32601,"message":"Method not found","data":{"result":1}}}"#
+        ));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"result":{}}}"#
+        ));
+    }
+}

@@ -360,3 +360,33 @@ pub(crate) fn data(event: &[u8]) -> &[u8] {
         .and_then(|data| data.strip_suffix(b"\n\n".as_slice()))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(id: Value) -> Sent {
+        Sent {
+            id: JsonRpcId::new(&id),
+            progress_token: None,
+            request: call_request(&id, "ping", None),
+            client: None,
+        }
+    }
+
+    #[test]
+    fn an_id_in_flight_or_held_twice_is_refused_with_nothing_registered() {
+        let mut routes = Routes::new();
+        let (events, _body) = mpsc::channel(1);
+        assert!(routes.register(vec![sent(json!(1))], &events).is_ok());
+        // `1.0` is the id `1`.
+        let refused = routes.register(vec![sent(json!(2)), sent(json!(1.0))], &events);
+        assert!(matches!(refused, Err(Registration::InUse(in_use)) if in_use == [false, true]));
+        let refused = routes.register(vec![sent(json!("a")), sent(json!("a"))], &events);
+        assert!(matches!(refused, Err(Registration::InUse(in_use)) if in_use == [false, true]));
+        assert_eq!(routes.calls.len(), 1);
+        assert_eq!(routes.end().len(), 1);
+        let refused = routes.register(vec![sent(json!(3))], &events);
+        assert!(matches!(refused, Err(Registration::Ended)));
+    }
+}
