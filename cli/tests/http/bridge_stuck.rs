@@ -8,6 +8,7 @@ use std::time::Duration;
 use hyper::StatusCode;
 use mcp_tool_errors::render_error;
 use serde_json::Value;
+use tokio::task::JoinHandle;
 
 use crate::bridge::{Bridge, SLOW_CHILD, Session, answers};
 use crate::process_support::{Server, process_group, running_in_group};
@@ -71,7 +72,7 @@ async fn stop_reading(bridge: &Bridge, session: &Session) {
 /// Two large notifications posted to a session whose server stopped
 /// reading, their clients waiting for 30 s: the first fills what the relay
 /// holds, the second the pipe to it.
-async fn fill_the_pipes(session: &Session) -> Vec<tokio::task::JoinHandle<()>> {
+async fn fill_the_pipes(session: &Session) -> Vec<JoinHandle<()>> {
     let mut posts = Vec::new();
     for _ in 0..2 {
         let session = again(session);
@@ -86,6 +87,27 @@ async fn fill_the_pipes(session: &Session) -> Vec<tokio::task::JoinHandle<()>> {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     posts
+}
+
+/// A bridge with `options` whose one session's server stopped reading, the
+/// pipes to it full: the bridge, the session, and the posts filling them.
+async fn stuck_bridge(options: &[&str]) -> (Bridge, Session, Vec<JoinHandle<()>>) {
+    let bridge = Bridge::start(options, &Server::new("python3", &["-c", STOPS_READING])).await;
+    let stuck = bridge.open().await;
+    stop_reading(&bridge, &stuck).await;
+    let posts = fill_the_pipes(&stuck).await;
+    (bridge, stuck, posts)
+}
+
+/// A call of `big` posted to the session, behind what fills the pipes: its
+/// status and answers, awaited for 30 s at most.
+async fn call_in_flight(session: &Session) -> JoinHandle<Option<(StatusCode, Vec<Value>)>> {
+    let session = again(session);
+    let call = tokio::spawn(async move {
+        post_for(&session, tool_call(2, "big"), Duration::from_secs(30)).await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    call
 }
 
 /// Posts `body` to the session, and reads its stream for at most `patience`:
@@ -106,14 +128,7 @@ async fn post_for(
 
 #[tokio::test]
 async fn a_server_that_stops_reading_holds_back_no_other_session_and_its_queue_is_bounded() {
-    let bridge = Bridge::start(
-        &["--session-idle-timeout", "1s"],
-        &Server::new("python3", &["-c", STOPS_READING]),
-    )
-    .await;
-    let stuck = bridge.open().await;
-    stop_reading(&bridge, &stuck).await;
-    let posts = fill_the_pipes(&stuck).await;
+    let (bridge, stuck, posts) = stuck_bridge(&["--session-idle-timeout", "1s"]).await;
     // Past what the session may queue: answered at once, through the layer.
     let past = post_for(&stuck, large_call(2, 14 << 20), Duration::from_secs(3)).await;
     // The stuck session has no call with a client: it is idle, and the
@@ -163,17 +178,8 @@ async fn a_server_that_stops_reading_holds_back_no_other_session_and_its_queue_i
 
 #[tokio::test]
 async fn delete_of_a_session_whose_server_stopped_reading_is_answered_at_once() {
-    let bridge = Bridge::start(&[], &Server::new("python3", &["-c", STOPS_READING])).await;
-    let stuck = bridge.open().await;
-    stop_reading(&bridge, &stuck).await;
-    let posts = fill_the_pipes(&stuck).await;
-    let waiting = {
-        let session = again(&stuck);
-        tokio::spawn(async move {
-            post_for(&session, tool_call(2, "big"), Duration::from_secs(30)).await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_bridge, stuck, posts) = stuck_bridge(&[]).await;
+    let waiting = call_in_flight(&stuck).await;
     let deleted = tokio::time::timeout(Duration::from_secs(5), stuck.delete()).await;
     assert_eq!(
         deleted.ok(),
@@ -202,22 +208,9 @@ async fn delete_of_a_session_whose_server_stopped_reading_is_answered_at_once() 
 
 #[tokio::test]
 async fn sigterm_with_a_1_s_drain_ends_a_bridge_whose_server_stopped_reading_within_the_grace() {
-    let bridge = Bridge::start(
-        &["--drain-timeout", "1s"],
-        &Server::new("python3", &["-c", STOPS_READING]),
-    )
-    .await;
-    let stuck = bridge.open().await;
-    stop_reading(&bridge, &stuck).await;
+    let (bridge, stuck, posts) = stuck_bridge(&["--drain-timeout", "1s"]).await;
     let group = process_group(bridge.children()[0]);
-    let posts = fill_the_pipes(&stuck).await;
-    let waiting = {
-        let session = again(&stuck);
-        tokio::spawn(async move {
-            post_for(&session, tool_call(2, "big"), Duration::from_secs(30)).await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiting = call_in_flight(&stuck).await;
     let mut process = bridge.process;
     process.terminate();
     // The drain (1 s), then the grace of the server's group (5 s).
