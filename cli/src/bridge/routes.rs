@@ -30,6 +30,8 @@ pub(crate) struct Routes {
     pub(crate) last_used: Instant,
     /// Set when the session ends: its requests are refused from then on.
     pub(crate) ended: bool,
+    /// The last id the bridge gave a call of a pooled child.
+    last_id: u64,
 }
 
 /// Why requests were not registered.
@@ -105,7 +107,14 @@ impl Routes {
             listening: None,
             last_used: Instant::now(),
             ended: false,
+            last_id: 0,
         }
+    }
+
+    /// A new id for a call of a pooled child, unique in it: `"mte-N"`.
+    pub(crate) fn next_call_id(&mut self) -> Value {
+        self.last_id += 1;
+        Value::String(format!("mte-{}", self.last_id))
     }
 
     /// Registers `requests`, whose answers go to `events`, unless one of

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io::pipe;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -57,8 +57,6 @@ pub(crate) struct Session {
     pooled: bool,
     /// The child's process id, for the log.
     pid: u32,
-    /// The last id the bridge gave a call of a pooled child.
-    last_id: AtomicU64,
     /// What the session's calls are answered when the child cannot answer.
     own_answers: OwnAnswers,
 }
@@ -106,7 +104,6 @@ impl Session {
             stopping: AtomicBool::new(false),
             pooled,
             pid,
-            last_id: AtomicU64::new(0),
             own_answers,
         });
         let routing = tokio::spawn(session.clone().route_output(output));
@@ -129,8 +126,7 @@ impl Session {
 
     /// A new id for a call of a pooled child: `"mte-N"`.
     pub(crate) fn next_call_id(&self) -> Value {
-        let n = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
-        Value::String(format!("mte-{n}"))
+        self.routes().next_call_id()
     }
 
     /// How many requests wait for the child.
