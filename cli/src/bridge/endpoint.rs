@@ -448,7 +448,6 @@ fn stopping() -> Response<ProxyBody> {
 /// A message of notifications or answers for a server that does not read
 /// what its session holds for it already.
 fn not_reading() -> Response<ProxyBody> {
-    crate::log("refused a message for a server that is not reading its input");
     json_error(
         StatusCode::SERVICE_UNAVAILABLE,
         -32000,

@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use crate::bridge::child_input::{ChildInput, Queued};
 use crate::bridge::own_answers::{OwnAnswers, Unanswered};
 use crate::bridge::routes::{Registration, Routes, Sent, event};
+use crate::bridge::session_id;
 use crate::options::Options;
 use crate::signals::Forwarded;
 use crate::stdio::client_io::ClientOutput;
@@ -49,6 +50,8 @@ pub(crate) struct Session {
     signals: mpsc::UnboundedSender<i32>,
     /// Set once the child's stop has started.
     stopping: AtomicBool,
+    /// Set once the log said that the child is not reading its input.
+    said_not_reading: AtomicBool,
     /// Whether the child serves sessionless clients ([`Pool`]): its calls
     /// carry ids of the bridge's, and the server's own messages reach no
     /// client.
@@ -102,6 +105,7 @@ impl Session {
             routes: Mutex::new(Routes::new()),
             signals,
             stopping: AtomicBool::new(false),
+            said_not_reading: AtomicBool::new(false),
             pooled,
             pid,
             own_answers,
@@ -162,7 +166,18 @@ impl Session {
     /// Queues `line` (one message, without its newline) for the child.
     pub(crate) fn send(&self, line: &[u8]) -> Queued {
         self.routes().last_used = Instant::now();
-        self.input.send(line)
+        let queued = self.input.send(line);
+        if queued == Queued::Full && !self.said_not_reading.swap(true, Ordering::Relaxed) {
+            let (shown, pid) = (session_id::prefix(&self.id), self.pid);
+            event!(
+                warn,
+                session = shown,
+                pid,
+                "the server is not reading its input: refusing what more its session sends: \
+                 {shown}, the server's pid {pid}"
+            );
+        }
+        queued
     }
 
     /// The answer to `request` (as the layer reads it) when the child does

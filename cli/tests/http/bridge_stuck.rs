@@ -164,6 +164,13 @@ async fn a_server_that_stops_reading_holds_back_no_other_session_and_its_queue_i
         text.starts_with("<error tool=\"big\">\nThe server is not reading its input"),
         "{text}"
     );
+    // The log says it, once.
+    let log = bridge.process.log();
+    assert_eq!(
+        log.matches("the server is not reading its input").count(),
+        1,
+        "{log}"
+    );
     // Every process of the stuck server ends, though it ignores SIGTERM.
     bounded("the stuck server is killed", async {
         while !bridge.children().is_empty() {
