@@ -217,9 +217,11 @@ impl Sessions {
                 .open
                 .values()
                 .filter(|session| {
-                    session
-                        .idle_since()
-                        .is_some_and(|since| since.elapsed() >= self.idle_timeout)
+                    // An ended session waits for its child's group only.
+                    !session.has_ended()
+                        && session
+                            .idle_since()
+                            .is_some_and(|since| since.elapsed() >= self.idle_timeout)
                 })
                 .cloned()
                 .collect();

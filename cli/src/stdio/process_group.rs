@@ -9,11 +9,10 @@
 //! and every signal to the group reaches the server's own processes or no
 //! one. Once the child has exited, what is left of its group (a server's
 //! helpers: a browser, a language server) gets SIGTERM, and SIGKILL at the
-//! end of the grace; the relay reaps the child after that.
+//! end of the grace; the relay reaps the child after that, and reads its
+//! status then.
 
 use std::io;
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -28,8 +27,8 @@ const KILLED_WITHIN: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub(crate) struct ProcessGroup {
     id: u32,
-    /// The child's exit status, once it has exited (it is not reaped).
-    exited: oneshot::Receiver<io::Result<ExitStatus>>,
+    /// Told once the child has exited (it is not reaped).
+    exited: oneshot::Receiver<io::Result<()>>,
 }
 
 impl ProcessGroup {
@@ -46,7 +45,7 @@ impl ProcessGroup {
     }
 
     /// Waits until the leader has exited; it stays unreaped. Cancel-safe.
-    pub(crate) async fn leader_exited(&mut self) -> io::Result<ExitStatus> {
+    pub(crate) async fn leader_exited(&mut self) -> io::Result<()> {
         match (&mut self.exited).await {
             Ok(status) => status,
             Err(_) => Err(io::Error::other("the child's exit was not seen")),
@@ -78,44 +77,30 @@ impl ProcessGroup {
     }
 }
 
-/// Waits for `pid` to exit without reaping it: its status.
-fn wait_unreaped(pid: u32) -> io::Result<ExitStatus> {
+/// Waits for `pid` to exit without reaping it.
+fn wait_unreaped(pid: u32) -> io::Result<()> {
     let id = libc::id_t::from(pid);
     loop {
         // SAFETY: waitid(2) writes the siginfo_t it is given, which lives on
         // this stack; WNOWAIT leaves the child waitable (a zombie).
         #[allow(unsafe_code)]
-        let (result, info) = unsafe {
+        let result = unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
-            let result = libc::waitid(
+            libc::waitid(
                 libc::P_PID,
                 id,
                 &raw mut info,
                 libc::WEXITED | libc::WNOWAIT,
-            );
-            (result, info)
+            )
         };
         if result == 0 {
-            return Ok(status_of(&info));
+            return Ok(());
         }
         let error = io::Error::last_os_error();
         if error.kind() != io::ErrorKind::Interrupted {
             return Err(error);
         }
     }
-}
-
-/// The exit status `info` reports, as `waitpid(2)` would give it.
-fn status_of(info: &libc::siginfo_t) -> ExitStatus {
-    // SAFETY: for a child's exit (`WEXITED`), the kernel filled `si_status`.
-    #[allow(unsafe_code)]
-    let status = unsafe { info.si_status() };
-    let raw = match info.si_code {
-        libc::CLD_EXITED => (status & 0xff) << 8,
-        libc::CLD_DUMPED => status | 0x80,
-        _ => status,
-    };
-    ExitStatus::from_raw(raw)
 }
 
 /// Sends `signal` to the process group `group`: whether any process (the

@@ -138,14 +138,14 @@ impl Relay {
         self.process.id()
     }
 
-    /// Waits for the child's exit, passing `forwarded` on to it; then answers
-    /// what it left unanswered, and returns its status once every answer is
-    /// written and no process of its group is left.
+    /// Waits for the child's exit, passing `forwarded` on to it, and for the
+    /// end of its group; then answers what it left unanswered, and returns
+    /// its status once every answer is written.
     pub(crate) async fn finish(
         mut self,
         forwarded: &mut signals::Forwarded,
     ) -> std::io::Result<ExitStatus> {
-        let status = wait_for_child(
+        let exited = wait_for_child(
             &mut self.process,
             &mut self.group,
             &self.child,
@@ -154,26 +154,23 @@ impl Relay {
             &mut self.reader_done,
         )
         .await;
-        // Its helpers, which may hold its stdout, end with it: asked now,
-        // killed at the end of the grace, while its last lines are read and
-        // what it left unanswered is answered.
-        let group_ended = self.group.end(EXIT_GRACE);
-        let answered = async {
-            if !self.reader_done.is_terminated() {
-                let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
-            }
-            if let Ok(status) = &status {
-                self.stack.child_gone(describe(*status));
-            }
-            // Ends when every future of the layer has written its answer.
-            self.stack.all_answered().await;
-            self.output.flush();
-        };
-        tokio::join!(group_ended, answered);
-        // Reaped once its group is gone: the group's id named no one else
-        // until now.
-        let _ = self.process.wait().await;
-        status
+        // Its helpers, which may hold its stdout, end with it: asked at
+        // once, killed at the end of the grace.
+        self.group.end(EXIT_GRACE).await;
+        // Reaped once its group is gone: until now, the group's id named no
+        // other process.
+        let reaped = self.process.wait().await;
+        let status = exited.and(reaped)?;
+        // The child's last lines (answers written just before it exited)
+        // first, then everything still in flight is answered with the status.
+        if !self.reader_done.is_terminated() {
+            let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
+        }
+        self.stack.child_gone(describe(status));
+        // Ends when every future of the layer has written its answer.
+        self.stack.all_answered().await;
+        self.output.flush();
+        Ok(status)
     }
 }
 
@@ -189,7 +186,7 @@ async fn wait_for_child(
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
     reader: &mut oneshot::Receiver<()>,
-) -> std::io::Result<ExitStatus> {
+) -> std::io::Result<()> {
     let pid = process.id();
     let mut kill_at = None;
     let (mut asked_to_stop, mut insisted) = (false, false);
@@ -201,7 +198,7 @@ async fn wait_for_child(
             }
         };
         tokio::select! {
-            status = group.leader_exited() => return status,
+            exited = group.leader_exited() => return exited,
             signal = forwarded.next() => {
                 let Some(pid) = pid else { continue };
                 let stop = signals::asks_to_stop(signal);
