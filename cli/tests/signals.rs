@@ -8,8 +8,8 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
 use crate::support::{
-    PATIENCE, Server, Session, children_of, process_group, result_text, running_in_group, runs,
-    send, signal, tool_call,
+    PATIENCE, Server, Session, children_of, is_zombie, process_group, result_text,
+    running_in_group, runs, send, signal, tool_call,
 };
 
 /// A shell child that ignores SIGINT and SIGTERM, says so on stderr, then runs
@@ -142,6 +142,16 @@ async fn a_helper_that_ignores_sigterm_in_the_childs_group_does_not_outlive_the_
     let group = process_group(children[0]);
     assert_eq!(running_in_group(group).len(), 2);
     session.close_stdin();
+    // While its group is ended, the child is not reaped: its id, the
+    // group's, names no other process.
+    let unreaped = tokio::time::timeout(PATIENCE, async {
+        while !is_zombie(group) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = is_zombie(group) && running_in_group(group).len() == 1;
     session.wait().await;
     let left = running_in_group(group);
     for pid in &left {
@@ -150,4 +160,8 @@ async fn a_helper_that_ignores_sigterm_in_the_childs_group_does_not_outlive_the_
             .status();
     }
     assert_eq!(left, Vec::<u32>::new(), "the helper outlived the command");
+    assert!(
+        unreaped.is_ok() && held,
+        "the child was reaped while its helper ran"
+    );
 }
