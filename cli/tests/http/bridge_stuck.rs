@@ -220,8 +220,10 @@ async fn sigterm_with_a_1_s_drain_ends_a_bridge_whose_server_stopped_reading_wit
     let waiting = call_in_flight(&stuck).await;
     let mut process = bridge.process;
     process.terminate();
+    let signalled = std::time::Instant::now();
     // The drain (1 s), then the grace of the server's group (5 s).
     let exited = tokio::time::timeout(Duration::from_secs(9), process.exited()).await;
+    eprintln!("the bridge exited {:?} after SIGTERM", signalled.elapsed());
     let left = running_in_group(group);
     kill_all(&left);
     assert!(
