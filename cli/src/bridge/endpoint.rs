@@ -204,11 +204,12 @@ impl Bridge {
                     Queued::Yes => session.withdraw(&cancelled),
                     Queued::Full => {
                         session.withdraw(&ids);
-                        for request in &requests {
-                            let request = call_request(request.id, request.method, request.tool);
-                            if let Some(answer) = session.not_reading(request) {
-                                let _ = events.send(answer).await;
-                            }
+                        let requests = requests
+                            .iter()
+                            .map(|request| call_request(request.id, request.method, request.tool))
+                            .collect();
+                        if let Some(answer) = session.not_reading(requests, message.is_array()) {
+                            let _ = events.send(answer).await;
                         }
                     }
                     Queued::Closed => {
@@ -262,10 +263,8 @@ impl Bridge {
             Queued::Yes => child.withdraw(&translated.cancelled),
             Queued::Full => {
                 child.withdraw(&ids);
-                for request in requests {
-                    if let Some(answer) = child.not_reading(request) {
-                        let _ = events.send(answer).await;
-                    }
+                if let Some(answer) = child.not_reading(requests, message.is_array()) {
+                    let _ = events.send(answer).await;
                 }
             }
             Queued::Closed => {

@@ -53,6 +53,36 @@ impl OwnAnswers {
     /// method, its tool) for `why`, as an event; `None` when the layer
     /// leaves nothing to write.
     pub(crate) fn event(&self, request: Value, why: Unanswered<'_>) -> Option<Bytes> {
+        self.line(request, why).map(|line| event(&line))
+    }
+
+    /// The answer to a message's `requests` for `why`, as one event: a batch
+    /// of their answers for a `batch`.
+    pub(crate) fn message_event(
+        &self,
+        requests: Vec<Value>,
+        batch: bool,
+        why: Unanswered<'_>,
+    ) -> Option<Bytes> {
+        let mut lines = requests
+            .into_iter()
+            .filter_map(|request| self.line(request, why));
+        if !batch {
+            return lines.next().map(|line| event(&line));
+        }
+        let mut answers = b"[".to_vec();
+        for (index, line) in lines.enumerate() {
+            if index > 0 {
+                answers.push(b',');
+            }
+            answers.extend_from_slice(&line);
+        }
+        answers.push(b']');
+        (answers.len() > 2).then(|| event(&answers))
+    }
+
+    /// The answer's line, through the layer.
+    fn line(&self, request: Value, why: Unanswered<'_>) -> Option<Vec<u8>> {
         let client_id = request["id"].clone();
         let is_tool_call = Member::of(&request)
             .request()
@@ -65,8 +95,9 @@ impl OwnAnswers {
             request,
             Answer::made(answer),
         )?;
-        let (line, _) = answer.into_line();
-        Some(event(line.trim_ascii_end()))
+        let (mut line, _) = answer.into_line();
+        line.truncate(line.trim_ascii_end().len());
+        Some(line)
     }
 
     /// Answers each of `calls` on its stream, for `why`.

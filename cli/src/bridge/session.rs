@@ -180,10 +180,12 @@ impl Session {
         queued
     }
 
-    /// The answer to `request` (as the layer reads it) when the child does
-    /// not read what the session queued for it: an event.
-    pub(crate) fn not_reading(&self, request: Value) -> Option<Bytes> {
-        self.own_answers.event(request, Unanswered::NotReading)
+    /// The answer to a message's `requests` (as the layer reads them) when
+    /// the child does not read what the session queued for it: one event, a
+    /// batch for a `batch`.
+    pub(crate) fn not_reading(&self, requests: Vec<Value>, batch: bool) -> Option<Bytes> {
+        self.own_answers
+            .message_event(requests, batch, Unanswered::NotReading)
     }
 
     /// Opens the session's `GET` stream, replacing (ending) one open before;

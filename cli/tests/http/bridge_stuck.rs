@@ -131,6 +131,11 @@ async fn a_server_that_stops_reading_holds_back_no_other_session_and_its_queue_i
     let (bridge, stuck, posts) = stuck_bridge(&["--session-idle-timeout", "1s"]).await;
     // Past what the session may queue: answered at once, through the layer.
     let past = post_for(&stuck, large_call(2, 14 << 20), Duration::from_secs(3)).await;
+    let batch = format!(
+        r#"[{},{{"jsonrpc":"2.0","id":6,"method":"ping"}}]"#,
+        large_call(5, 14 << 20)
+    );
+    let past_batch = post_for(&stuck, batch, Duration::from_secs(3)).await;
     // The stuck session has no call with a client: it is idle, and the
     // sweep ends it. A session opened after that still ends at its own idle
     // timeout.
@@ -164,6 +169,17 @@ async fn a_server_that_stops_reading_holds_back_no_other_session_and_its_queue_i
         text.starts_with("<error tool=\"big\">\nThe server is not reading its input"),
         "{text}"
     );
+    // A batch past the bound: one answer, a batch, each through the layer.
+    let (_, answered) = past_batch.expect("the batch past the bound is answered at once");
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    let batch = answered[0].as_array().expect("a batch");
+    assert_eq!(batch.len(), 2, "{batch:?}");
+    assert_eq!(batch[0]["id"], 5);
+    assert!(batch[0]["result"]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|text| text.starts_with("<error tool=\"big\">\nThe server is not reading")));
+    assert_eq!(batch[1]["id"], 6);
+    assert_eq!(batch[1]["error"]["code"], -32603);
     // The log says it, once.
     let log = bridge.process.log();
     assert_eq!(
