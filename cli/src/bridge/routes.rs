@@ -362,7 +362,7 @@ pub(crate) fn event(message: &[u8]) -> Bytes {
     Bytes::from(event)
 }
 
-/// The message an event of [`event`] carries.
+/// The message an event of [`event()`] carries.
 pub(crate) fn data(event: &[u8]) -> &[u8] {
     event
         .strip_prefix(b"event: message\ndata: ".as_slice())
