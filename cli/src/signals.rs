@@ -6,7 +6,9 @@
 //! The child runs in a process group of its own: a terminal's Ctrl-C goes to
 //! the wrapper's group, and reaches the child once, through the wrapper. A
 //! second SIGINT or SIGTERM is the user insisting: the child's stdin is closed,
-//! it gets SIGTERM, and SIGKILL 5 seconds later (see `relay`). On Linux the
+//! it gets SIGTERM, and SIGKILL 5 seconds later (see `relay`); what is left of
+//! its group once it exited is ended before the command exits (see
+//! `stdio::process_group`). On Linux the
 //! child gets SIGKILL when the wrapper dies, even of SIGKILL.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -134,8 +136,9 @@ pub(crate) fn send(pid: u32, signal: i32) {
         return;
     };
     // SAFETY: kill(2) takes two integers and touches no memory of this process.
-    // The pid is the child's, which is not reaped before this is called, so
-    // neither it nor its group's id can name another process.
+    // The pid is the child's, which is not reaped before its group is gone
+    // (see `stdio::process_group`), so neither it nor its group's id can name
+    // another process.
     #[allow(unsafe_code)]
     let result = unsafe {
         if libc::kill(-pid, signal) == 0 {
@@ -150,34 +153,4 @@ pub(crate) fn send(pid: u32, signal: i32) {
             std::io::Error::last_os_error()
         ));
     }
-}
-
-/// Ends what is left of the process group `group` once its first process
-/// (the child) has exited: a server's helpers (a browser, a language server)
-/// stay in its group, and would outlive it. SIGTERM now, SIGKILL after
-/// `grace` to whatever is still there.
-///
-/// The group's id is the child's process id, which the kernel does not give
-/// a new process while any process of the group is left: the signal reaches
-/// the server's helpers or, when none is left, no one.
-pub(crate) fn end_group(group: u32, grace: std::time::Duration) {
-    if !signal_group(group, libc::SIGTERM) {
-        return;
-    }
-    tokio::spawn(async move {
-        tokio::time::sleep(grace).await;
-        signal_group(group, libc::SIGKILL);
-    });
-}
-
-/// Sends `signal` to the process group `group`: whether any process was
-/// there to receive it.
-fn signal_group(group: u32, signal: i32) -> bool {
-    let Ok(group) = libc::pid_t::try_from(group) else {
-        return false;
-    };
-    // SAFETY: kill(2) takes two integers and touches no memory of this process.
-    #[allow(unsafe_code)]
-    let result = unsafe { libc::kill(-group, signal) };
-    result == 0
 }

@@ -8,8 +8,8 @@ use mcp_tool_errors::render_error;
 use serde_json::{Value, json};
 
 use crate::support::{
-    PATIENCE, Server, Session, children_of, process_group, result_text, runs, send, signal,
-    tool_call,
+    PATIENCE, Server, Session, children_of, is_zombie, process_group, result_text,
+    running_in_group, runs, send, signal, tool_call,
 };
 
 /// A shell child that ignores SIGINT and SIGTERM, says so on stderr, then runs
@@ -122,4 +122,46 @@ async fn the_child_has_its_own_process_group_and_dies_with_the_command() {
         signal(child, "KILL");
         panic!("the child outlived the command killed with SIGKILL");
     }
+}
+
+#[tokio::test]
+async fn a_helper_that_ignores_sigterm_in_the_childs_group_does_not_outlive_the_command() {
+    // The child starts a helper of its own, which ignores SIGTERM, and exits
+    // at the end of its stdin.
+    let server = Server::new(
+        "sh",
+        &[
+            "-c",
+            "(trap '' TERM; exec sleep 300) >/dev/null & echo ready >&2; exec cat >/dev/null",
+        ],
+    );
+    let mut session = Session::wrapped(&[], &server);
+    session.stderr_shows("ready").await;
+    let children = children_of(session.pid());
+    assert_eq!(children.len(), 1, "{children:?}");
+    let group = process_group(children[0]);
+    assert_eq!(running_in_group(group).len(), 2);
+    session.close_stdin();
+    // While its group is ended, the child is not reaped: its id, the
+    // group's, names no other process.
+    let unreaped = tokio::time::timeout(PATIENCE, async {
+        while !is_zombie(group) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = is_zombie(group) && running_in_group(group).len() == 1;
+    session.wait().await;
+    let left = running_in_group(group);
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert_eq!(left, Vec::<u32>::new(), "the helper outlived the command");
+    assert!(
+        unreaped.is_ok() && held,
+        "the child was reaped while its helper ran"
+    );
 }

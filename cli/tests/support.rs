@@ -376,6 +376,12 @@ pub(crate) fn process_group(pid: u32) -> u32 {
     fields[2].parse().expect("a process group id")
 }
 
+/// Whether `pid` has exited and waits to be reaped.
+#[allow(dead_code, reason = "the `cli` binary's tests use it")]
+pub(crate) fn is_zombie(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|fields| fields[0] == "Z")
+}
+
 /// Whether `pid` still runs: neither gone nor a zombie waiting to be reaped.
 pub(crate) fn runs(pid: u32) -> bool {
     proc_stat(pid).is_some_and(|fields| fields[0] != "Z")

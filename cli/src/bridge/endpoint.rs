@@ -19,9 +19,11 @@ use hyper::{Method, Request, Response, StatusCode};
 use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 
+use crate::bridge::child_input::Queued;
 use crate::bridge::guard::Guard;
 use crate::bridge::pool::{self, Pool};
-use crate::bridge::session::{Sent, Session, event};
+use crate::bridge::routes::{self, Registration, Sent, call_request, event};
+use crate::bridge::session::Session;
 use crate::bridge::sessions::{Refusal, Sessions};
 use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
@@ -44,7 +46,7 @@ const RETRY_AFTER_SECONDS: &str = "5";
 pub(crate) struct Bridge {
     sessions: Arc<Sessions>,
     /// The children serving sessionless clients.
-    pool: Pool,
+    pool: Arc<Pool>,
     guard: Guard,
     path: String,
     connections: Arc<Connections>,
@@ -64,7 +66,7 @@ impl Bridge {
     ) -> Self {
         Self {
             sessions,
-            pool: Pool::default(),
+            pool: Arc::default(),
             guard,
             path,
             connections,
@@ -169,47 +171,59 @@ impl Bridge {
             .collect();
         if requests.is_empty() {
             // Notifications, and answers to the server's requests.
-            if !session.send(&line).await {
-                return not_found();
-            }
-            session.withdraw(&cancelled);
-            return status_only(StatusCode::ACCEPTED);
+            return match session.send(&line) {
+                Queued::Yes => {
+                    session.withdraw(&cancelled);
+                    status_only(StatusCode::ACCEPTED)
+                }
+                Queued::Full => not_reading(),
+                Queued::Closed => not_found(),
+            };
         }
         let ids: Vec<JsonRpcId> = requests
             .iter()
             .map(|request| JsonRpcId::new(request.id))
             .collect();
-        let mut in_use = session.in_flight(&ids);
-        for (index, id) in ids.iter().enumerate() {
-            in_use[index] |= ids[..index].contains(id);
-        }
         let (events, body) = ChannelBody::new();
-        let mut response = if in_use.contains(&true) {
-            let calls: Vec<(Value, bool)> = requests
-                .iter()
-                .map(|request| (request.id.clone(), request.is_tool_call()))
-                .collect();
-            let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
-            let (line, _) = refusal.into_line();
-            let _ = events.send(event(&line)).await;
-            drop(events);
-            event_stream(body)
-        } else {
-            let sent = requests.iter().map(Sent::of).collect();
-            if !session.register(sent, &events) {
-                return not_found();
+        let sent = requests.iter().map(Sent::of).collect();
+        let mut response = match session.register(sent, &events) {
+            Err(Registration::Ended) => return not_found(),
+            Err(Registration::InUse(in_use)) => {
+                let calls: Vec<(Value, bool)> = requests
+                    .iter()
+                    .map(|request| (request.id.clone(), request.is_tool_call()))
+                    .collect();
+                let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
+                let (line, _) = refusal.into_line();
+                let _ = events.send(event(&line)).await;
+                drop(events);
+                event_stream(body)
             }
-            // The body ends once every call is answered.
-            drop(events);
-            if !session.send(&line).await {
-                session.withdraw(&ids);
-                return not_found();
-            }
-            session.withdraw(&cancelled);
-            if accepts_events(&parts.headers) {
-                answer_stream(body).await
-            } else {
-                json_answer(body).await
+            Ok(()) => {
+                match session.send(&line) {
+                    Queued::Yes => session.withdraw(&cancelled),
+                    Queued::Full => {
+                        session.withdraw(&ids);
+                        let requests = requests
+                            .iter()
+                            .map(|request| call_request(request.id, request.method, request.tool))
+                            .collect();
+                        if let Some(answer) = session.not_reading(requests, message.is_array()) {
+                            let _ = events.send(answer).await;
+                        }
+                    }
+                    Queued::Closed => {
+                        session.withdraw(&ids);
+                        return not_found();
+                    }
+                }
+                // The body ends once every call is answered.
+                drop(events);
+                if accepts_events(&parts.headers) {
+                    answer_stream(body).await
+                } else {
+                    json_answer(body).await
+                }
             }
         };
         if opened && let Ok(id) = HeaderValue::from_str(session.id()) {
@@ -239,16 +253,26 @@ impl Bridge {
         let translated = pool::with_the_childs_ids(&mut message, &child);
         let sent = translated.requests;
         let ids: Vec<JsonRpcId> = sent.iter().map(|sent| sent.id.clone()).collect();
+        // What the layer reads of each, with the client's id.
+        let requests: Vec<Value> = sent.iter().map(|sent| sent.request.clone()).collect();
         let (events, body) = ChannelBody::new();
-        if !child.register(sent, &events) {
+        if child.register(sent, &events).is_err() {
             return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+        }
+        match child.send(&nested::to_vec(&message)) {
+            Queued::Yes => child.withdraw(&translated.cancelled),
+            Queued::Full => {
+                child.withdraw(&ids);
+                if let Some(answer) = child.not_reading(requests, message.is_array()) {
+                    let _ = events.send(answer).await;
+                }
+            }
+            Queued::Closed => {
+                child.withdraw(&ids);
+                return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+            }
         }
         drop(events);
-        if !child.send(&nested::to_vec(&message)).await {
-            child.withdraw(&ids);
-            return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
-        }
-        child.withdraw(&translated.cancelled);
         if accepts_events(headers) {
             answer_stream(body).await
         } else {
@@ -274,7 +298,7 @@ impl Bridge {
     async fn delete(&self, headers: &HeaderMap) -> Response<ProxyBody> {
         match self.session(headers) {
             Ok(session) => {
-                session.end().await;
+                session.end();
                 status_only(StatusCode::OK)
             }
             Err(none) => none.response(),
@@ -374,11 +398,7 @@ async fn json_answer(body: ChannelBody) -> Response<ProxyBody> {
             last = data;
         }
     }
-    let data = last
-        .strip_prefix(b"event: message\ndata: ".as_slice())
-        .and_then(|data| data.strip_suffix(b"\n\n".as_slice()))
-        .map(<[u8]>::to_vec)
-        .unwrap_or_default();
+    let data = routes::data(&last).to_vec();
     let mut response = Response::new(whole(data));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -422,6 +442,16 @@ fn stopping() -> Response<ProxyBody> {
         .headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+/// A message of notifications or answers for a server that does not read
+/// what its session holds for it already.
+fn not_reading() -> Response<ProxyBody> {
+    json_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        -32000,
+        "Service Unavailable: the server is not reading its input",
+    )
 }
 
 /// A session that is not (or no longer) there.

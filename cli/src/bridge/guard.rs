@@ -17,9 +17,11 @@
 //!   ([`TokenFile`], read again when it changes).
 //!
 //! An `Origin` is the listen address's own when its host is the listen
-//! address itself, any address literal when the bridge listens on every
-//! address, or `localhost` when it listens on loopback; and its port is the
-//! listen port. A name other than `localhost` is never the bridge's own: it
+//! address itself, an address of this machine's (one a socket can be bound
+//! to) when the bridge listens on every address, or `localhost` when it
+//! listens on loopback; and its port is the listen port. Another machine's
+//! address is not the bridge's own: a page served from it, on the same
+//! port, is another site. A name other than `localhost` is never the bridge's own: it
 //! is what DNS rebinding uses; a reverse proxy's name is given with
 //! `--allow-origin`.
 //!
@@ -138,7 +140,7 @@ impl Guard {
         }
         let literal = host.trim_start_matches('[').trim_end_matches(']');
         match literal.parse::<IpAddr>() {
-            Ok(ip) => ip == self.listen.ip() || self.listen.ip().is_unspecified(),
+            Ok(ip) => ip == self.listen.ip() || (self.listen.ip().is_unspecified() && is_local(ip)),
             Err(_) => host.eq_ignore_ascii_case("localhost") && self.listen.ip().is_loopback(),
         }
     }
@@ -170,6 +172,14 @@ impl Guard {
                 .parse::<IpAddr>()
                 .is_ok_and(|ip| ip == self.listen.ip())
     }
+}
+
+/// Whether `ip` is an address of this machine's: one a socket can be bound
+/// to (the unspecified and multicast addresses are no one's).
+fn is_local(ip: IpAddr) -> bool {
+    !ip.is_unspecified()
+        && !ip.is_multicast()
+        && std::net::UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
 }
 
 /// The host of a `Host` header, its port (if any) taken off: `[::1]` of
@@ -230,9 +240,16 @@ mod tests {
     }
 
     #[test]
-    fn every_address_owns_any_address_literal_and_no_name() {
+    fn every_address_owns_the_machines_own_addresses_and_no_name() {
         let guard = guard("0.0.0.0:80");
-        assert!(own(&guard, "http://10.1.2.3"));
+        assert!(own(&guard, "http://127.0.0.1"));
+        assert!(own(&guard, "http://127.0.0.1:80"));
+        assert!(!own(&guard, "http://127.0.0.1:81"));
+        // Another machine's address (TEST-NET-1, assigned to no one), as a
+        // page served from it on the same port writes it.
+        assert!(!own(&guard, "http://192.0.2.1"));
+        assert!(!own(&guard, "http://192.0.2.1:80"));
+        assert!(!own(&guard, "http://224.0.0.1"));
         assert!(!own(&guard, "http://localhost"));
         assert!(!own(&guard, "http://mcp.example"));
     }

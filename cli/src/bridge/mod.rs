@@ -6,8 +6,11 @@
 //! limits on clients, the drain, the health listener).
 //!
 //! The files: `endpoint` (the transport's requests, answered), `session`
-//! (one session's child, and where each of its lines goes), `sessions` (the
-//! open ones, their cap, their ends), `session_id` (minted at random),
+//! (one session's child, and its end), `child_input` (what a session writes
+//! to its child: a bounded queue, written by a task of its own), `routes`
+//! (where each line of the child goes), `own_answers` (what the bridge
+//! answers itself, through the layer), `sessions` (the open ones, their cap,
+//! their ends), `session_id` (minted at random),
 //! `pool` (the children that serve sessionless clients), `executable` (the
 //! command looked up at start), `guard` (`Origin`,
 //! `Host` and the bearer token), `token_file` (the token, read again when
@@ -16,12 +19,16 @@
 //! Every child is started from the main thread, whose runtime serves the
 //! bridge: it dies with the bridge (`PR_SET_PDEATHSIG` fires when the thread
 //! that started a child exits), in its own process group, which its
-//! session's end signals.
+//! session's end signals; the bridge exits once no process of any group is
+//! left.
 
+mod child_input;
 mod endpoint;
 mod executable;
 mod guard;
+mod own_answers;
 mod pool;
+mod routes;
 mod session;
 mod session_id;
 mod sessions;
@@ -38,7 +45,6 @@ use crate::http::admin;
 use crate::http::client_limits::{self, ClientLimits};
 use crate::http::connections::Connections;
 use crate::http::stopping::Stopping;
-use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::options::Options;
 use crate::stdio::{environment, exit_status};
 
@@ -81,9 +87,6 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
     let Some(readiness) = admin::start(options.observability.admin_listen).await else {
         return 1;
     };
-    // What answers the calls still in flight when the drain ends.
-    let layer = options.layer();
-    let invalid_params = InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors);
     let sessions = Sessions::new(options, traced);
     let bridge = Arc::new(Bridge::new(
         sessions.clone(),
@@ -109,7 +112,7 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
     stopping
         .drain_then(|| {
             for session in sessions.all() {
-                session.answer_stopping(&layer, &invalid_params);
+                session.answer_stopping();
             }
         })
         .await;

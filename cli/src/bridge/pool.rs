@@ -29,8 +29,11 @@ use mcp_tool_errors::JsonRpcId;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
-use crate::bridge::session::{ClientValues, Sent, Session, call_request};
+use crate::bridge::child_input::Queued;
+use crate::bridge::routes::{ClientValues, Sent, call_request, data};
+use crate::bridge::session::Session;
 use crate::bridge::sessions::{Refusal, Sessions};
+use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::member::Member;
 
 /// The most children the pool starts.
@@ -41,7 +44,8 @@ pub(crate) const SIZE: usize = 4;
 const READY_WITHIN: Duration = Duration::from_secs(30);
 
 /// The children serving sessionless clients. No lock is held while a child
-/// starts: a request meanwhile takes a ready child, or starts another.
+/// starts, and no request waits for a start while a child is ready: a busy
+/// one takes it, and another child starts beside the calls in flight.
 #[derive(Debug, Default)]
 pub(crate) struct Pool {
     children: Mutex<Children>,
@@ -56,19 +60,22 @@ struct Children {
     starting: usize,
 }
 
-/// What a request does for its child.
+/// What a request does for its child, when none is ready.
 enum Choice {
-    /// Starts one; the least busy ready child, if any, serves if it fails.
-    Start(Option<Arc<Session>>),
-    /// Waits for one that is starting: every place is taken, none is ready.
+    /// Starts one, and waits for it.
+    Start,
+    /// Waits for one that is starting: every place is taken.
     Wait,
 }
 
 impl Pool {
-    /// The child for the next request: a ready one with no call in flight,
-    /// else a new one while there are fewer than [`SIZE`], else the least
-    /// busy ready one.
-    pub(crate) async fn child(&self, sessions: &Arc<Sessions>) -> Result<Arc<Session>, Refusal> {
+    /// The child for the next request: the least busy ready one; when every
+    /// ready one is busy, another starts beside it (fewer than [`SIZE`], one
+    /// at a time). A request waits for a start only when no child is ready.
+    pub(crate) async fn child(
+        self: &Arc<Self>,
+        sessions: &Arc<Sessions>,
+    ) -> Result<Arc<Session>, Refusal> {
         loop {
             let changed = self.changed.notified();
             let choice = {
@@ -81,16 +88,25 @@ impl Pool {
                     .cloned();
                 let room = children.ready.len() + children.starting < SIZE;
                 match least_busy {
-                    Some(child) if child.calls_in_flight() == 0 || !room => return Ok(child),
-                    least_busy if room => {
-                        children.starting += 1;
-                        Choice::Start(least_busy)
+                    Some(child) => {
+                        if child.calls_in_flight() > 0 && room && children.starting == 0 {
+                            children.starting += 1;
+                            let (pool, sessions) = (self.clone(), sessions.clone());
+                            tokio::spawn(async move {
+                                let _ = pool.start(&sessions).await;
+                            });
+                        }
+                        return Ok(child);
                     }
-                    _ => Choice::Wait,
+                    None if room => {
+                        children.starting += 1;
+                        Choice::Start
+                    }
+                    None => Choice::Wait,
                 }
             };
             match choice {
-                Choice::Start(least_busy) => return self.start(sessions, least_busy).await,
+                Choice::Start => return self.start(sessions).await,
                 Choice::Wait => changed.await,
             }
         }
@@ -103,11 +119,7 @@ impl Pool {
     /// Starts a child, its place counted in `starting` already; ready, it
     /// joins the pool. One that does not become ready is ended, and the next
     /// request starts another.
-    async fn start(
-        &self,
-        sessions: &Arc<Sessions>,
-        least_busy: Option<Arc<Session>>,
-    ) -> Result<Arc<Session>, Refusal> {
+    async fn start(&self, sessions: &Arc<Sessions>) -> Result<Arc<Session>, Refusal> {
         let started = sessions.open_pooled();
         let ready = match &started {
             Ok(child) => prepare(child).await,
@@ -121,11 +133,7 @@ impl Pool {
             }
         }
         self.changed.notify_waiters();
-        let child = match started {
-            Ok(child) => child,
-            // Every session taken: the children there are serve.
-            Err(refusal) => return least_busy.ok_or(refusal),
-        };
+        let child = started?;
         if ready {
             return Ok(child);
         }
@@ -134,10 +142,10 @@ impl Pool {
              server/discover nor initialize within {} s): ended; the next request starts another",
             READY_WITHIN.as_secs()
         ));
-        child.end().await;
-        least_busy.ok_or_else(|| {
-            Refusal::Start("the server answered neither server/discover nor initialize".to_owned())
-        })
+        child.end();
+        Err(Refusal::Start(
+            "the server answered neither server/discover nor initialize".to_owned(),
+        ))
     }
 }
 
@@ -266,9 +274,7 @@ async fn handshake(child: &Session) -> bool {
         },
     });
     ask(child, &initialize).await == Some(true)
-        && child
-            .send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-            .await
+        && child.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#) == Queued::Yes
 }
 
 /// The bridge, as a client of its children.
@@ -280,19 +286,47 @@ fn client_info() -> Value {
 /// error); `None` when none came (the child ended).
 async fn ask(child: &Session, request: &Value) -> Option<bool> {
     let (events, mut answer) = mpsc::channel::<Bytes>(1);
+    let method = request["method"].as_str().unwrap_or_default();
     let registered = child.register(
         vec![Sent {
             id: JsonRpcId::new(&request["id"]),
             progress_token: None,
-            request: call_request(&request["id"], "initialize", None),
+            request: call_request(&request["id"], method, None),
             client: None,
         }],
         &events,
     );
     drop(events);
-    if !registered || !child.send(request.to_string().as_bytes()).await {
+    if registered.is_err() || child.send(request.to_string().as_bytes()) != Queued::Yes {
         return None;
     }
     let event = answer.recv().await?;
-    Some(memchr::memmem::find(&event, b"\"result\"").is_some())
+    Some(is_result(data(&event)))
+}
+
+/// Whether `answer` is a response with a result, not an error.
+fn is_result(answer: &[u8]) -> bool {
+    matches!(
+        envelope::read(answer),
+        Ok(Envelope::Single(fields)) if fields.is_response() && !fields.has_error
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handshake_is_answered_by_a_result_not_by_an_error_that_says_result() {
+        assert!(is_result(br#"{"jsonrpc":"2.0","id":"mte-1","result":{}}"#));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","id":"mte-1","error":{"code":-32601,"message":"no \"result\": unknown method"}}"#
+        ));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","id":"mte-1","error":{"code":-32601,"message":"Method not found","data":{"result":1}}}"#
+        ));
+        assert!(!is_result(
+            br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"result":{}}}"#
+        ));
+    }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::bridge::session::Session;
+use crate::bridge::own_answers::OwnAnswers;
+use crate::bridge::session::{Session, Started};
 use crate::bridge::session_id;
 use crate::options::Options;
 use crate::stdio::exit_status::describe;
@@ -22,19 +23,35 @@ pub(crate) const DEFAULT_MAX_SESSIONS: usize = 64;
 pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long the bridge waits for its children to exit once their sessions
-/// have ended: each gets SIGKILL 5 s after its stdin closed.
-const EXIT_WAIT: Duration = Duration::from_secs(7);
+/// have ended: each gets SIGKILL, with its group, 5 s after its session
+/// ended ([`KILL_AFTER`](crate::bridge::session::KILL_AFTER)); what is left of a group whose first process exited
+/// by itself gets SIGKILL at the end of its grace (5 s); and the relay
+/// writes its last answers (2 s at most).
+const EXIT_WAIT: Duration = Duration::from_secs(13);
+
+/// How long the routing of a session's lines may take to end after its
+/// relay did.
+const ROUTED_WITHIN: Duration = Duration::from_secs(2);
 
 /// Every session, by id.
 #[derive(Debug)]
 pub(crate) struct Sessions {
-    table: Mutex<HashMap<String, Arc<Session>>>,
+    table: Mutex<Table>,
     /// Told when a session is forgotten.
     forgotten: Notify,
     max: usize,
     idle_timeout: Duration,
     options: Options,
     traced: bool,
+    own_answers: OwnAnswers,
+}
+
+/// The sessions open, and how many are being opened.
+#[derive(Debug, Default)]
+struct Table {
+    open: HashMap<String, Arc<Session>>,
+    /// Sessions whose child is being started, which count in the cap.
+    opening: usize,
 }
 
 /// Why no session was opened.
@@ -49,16 +66,17 @@ pub(crate) enum Refusal {
 impl Sessions {
     pub(crate) fn new(options: Options, traced: bool) -> Arc<Self> {
         Arc::new(Self {
-            table: Mutex::new(HashMap::new()),
+            table: Mutex::new(Table::default()),
             forgotten: Notify::new(),
             max: options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
             idle_timeout: options.session_idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
+            own_answers: OwnAnswers::new(&options),
             options,
             traced,
         })
     }
 
-    fn table(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    fn table(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -76,21 +94,24 @@ impl Sessions {
     }
 
     fn open_for(self: &Arc<Self>, pooled: bool) -> Result<Arc<Session>, Refusal> {
-        let mut table = self.table();
-        if table.len() >= self.max {
-            return Err(Refusal::Full);
+        {
+            let mut table = self.table();
+            if table.open.len() + table.opening >= self.max {
+                return Err(Refusal::Full);
+            }
+            table.opening += 1;
         }
-        let id = session_id::mint().map_err(|error| Refusal::Start(error.to_string()))?;
-        let (session, relay, mut forwarded) =
-            Session::start(id, &self.options, self.traced, pooled).map_err(|error| {
-                Refusal::Start(match error {
-                    StartError::Spawn(error) => {
-                        format!("cannot start `{}`: {error}", self.options.command[0])
-                    }
-                    StartError::Relay(error) => format!("cannot relay the server's stdio: {error}"),
-                })
-            })?;
-        table.insert(session.id().to_owned(), session.clone());
+        // No lock is held while the child starts.
+        let started = self.start(pooled);
+        let mut table = self.table();
+        table.opening -= 1;
+        let Started {
+            session,
+            relay,
+            signals: mut forwarded,
+            routing,
+        } = started?;
+        table.open.insert(session.id().to_owned(), session.clone());
         drop(table);
         let shown = session_id::prefix(session.id()).to_owned();
         let pid = relay.pid().unwrap_or_default();
@@ -107,8 +128,17 @@ impl Sessions {
             // Ended by DELETE, the idle timeout or the stop: its exit, by
             // SIGTERM or otherwise, was asked for.
             let asked = ended.has_ended();
-            ended.child_exited().await;
-            sessions.table().remove(ended.id());
+            // The relay's last lines are routed once its reading of the
+            // session's pipe has ended; then what the child never got is
+            // answered.
+            ended.abandon_input();
+            let _ = tokio::time::timeout(ROUTED_WITHIN, routing).await;
+            let described = match &status {
+                Ok(status) => describe(*status),
+                Err(_) => "status unknown".to_owned(),
+            };
+            ended.child_exited(&described);
+            sessions.table().open.remove(ended.id());
             sessions.forgotten.notify_waiters();
             match status {
                 Ok(status) if asked || status.success() => event!(
@@ -135,9 +165,30 @@ impl Sessions {
         Ok(session)
     }
 
+    /// Starts a session's child, on the calling thread.
+    fn start(&self, pooled: bool) -> Result<Started, Refusal> {
+        let id = session_id::mint().map_err(|error| Refusal::Start(error.to_string()))?;
+        Session::start(
+            id,
+            &self.options,
+            self.traced,
+            pooled,
+            self.own_answers.clone(),
+        )
+        .map_err(|error| {
+            Refusal::Start(match error {
+                StartError::Spawn(error) => {
+                    format!("cannot start `{}`: {error}", self.options.command[0])
+                }
+                StartError::Relay(error) => format!("cannot relay the server's stdio: {error}"),
+            })
+        })
+    }
+
     /// The session `id`, unless it ended.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
         self.table()
+            .open
             .get(id)
             .filter(|session| !session.has_ended())
             .cloned()
@@ -145,12 +196,12 @@ impl Sessions {
 
     /// Every session open.
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
-        self.table().values().cloned().collect()
+        self.table().open.values().cloned().collect()
     }
 
     /// Ends every stream of every session (the bridge drains).
     pub(crate) fn stop_listening(&self) {
-        for session in self.table().values() {
+        for session in self.table().open.values() {
             session.stop_listening();
         }
     }
@@ -163,11 +214,14 @@ impl Sessions {
             tokio::time::sleep(period).await;
             let idle: Vec<Arc<Session>> = self
                 .table()
+                .open
                 .values()
                 .filter(|session| {
-                    session
-                        .idle_since()
-                        .is_some_and(|since| since.elapsed() >= self.idle_timeout)
+                    // An ended session waits for its child's group only.
+                    !session.has_ended()
+                        && session
+                            .idle_since()
+                            .is_some_and(|since| since.elapsed() >= self.idle_timeout)
                 })
                 .cloned()
                 .collect();
@@ -180,29 +234,31 @@ impl Sessions {
                     pid,
                     "session idle: ending it: {shown}, the server's pid {pid}"
                 );
-                session.end().await;
+                session.end();
             }
         }
     }
 
-    /// Ends every session and waits (a few seconds at most) until every
-    /// child has exited.
+    /// Ends every session and waits (a few seconds at most) until no
+    /// process of any child's group is left.
     pub(crate) async fn end_all(&self) {
-        let sessions: Vec<Arc<Session>> = self.table().values().cloned().collect();
-        for session in &sessions {
-            session.end().await;
+        for session in self.all() {
+            session.end();
         }
         let all_exited = async {
             loop {
                 let forgotten = self.forgotten.notified();
-                if self.table().is_empty() {
+                if self.table().open.is_empty() {
                     return;
                 }
                 forgotten.await;
             }
         };
         if tokio::time::timeout(EXIT_WAIT, all_exited).await.is_err() {
-            crate::log("some servers had not exited 7 s after their sessions ended");
+            crate::log(&format!(
+                "some servers had not exited {} s after their sessions ended",
+                EXIT_WAIT.as_secs()
+            ));
         }
     }
 }

@@ -12,7 +12,8 @@
 //! each direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an
 //! id in flight), `exit_status`, `environment` (what the child's environment
-//! holds), and `relay` (one child relayed to one
+//! holds), `process_group` (the child's group, ended before the child is
+//! reaped), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
 //! sessions').
 
@@ -26,6 +27,7 @@ mod given_up;
 pub(crate) mod id_in_use;
 pub(crate) mod in_flight;
 mod lines;
+mod process_group;
 pub(crate) mod relay;
 pub(crate) mod stack;
 

@@ -17,6 +17,7 @@ use crate::signals;
 use crate::stdio::child::Child;
 use crate::stdio::client_io::ClientOutput;
 use crate::stdio::exit_status::describe;
+use crate::stdio::process_group::ProcessGroup;
 use crate::stdio::stack::Stack;
 use crate::stdio::{environment, from_child, from_client};
 
@@ -48,6 +49,8 @@ pub(crate) enum StartError {
 #[derive(Debug)]
 pub(crate) struct Relay {
     process: tokio::process::Child,
+    /// The child's process group, which ends before the child is reaped.
+    group: ProcessGroup,
     child: Arc<Child>,
     stack: Arc<Stack>,
     output: Arc<ClientOutput>,
@@ -81,6 +84,11 @@ impl Relay {
         signals::isolate(&mut spawned);
         environment::apply(options, &mut spawned);
         let mut process = spawned.spawn().map_err(StartError::Spawn)?;
+        let group = process
+            .id()
+            .ok_or_else(|| std::io::Error::other("the child exited at once"))
+            .and_then(ProcessGroup::watch)
+            .map_err(StartError::Relay)?;
         let output = Arc::new(client.output);
         // The pipes as blocking files, for the threads that relay them.
         let stdin = process
@@ -116,6 +124,7 @@ impl Relay {
         .map_err(StartError::Relay)?;
         Ok(Self {
             process,
+            group,
             child,
             stack,
             output,
@@ -129,32 +138,34 @@ impl Relay {
         self.process.id()
     }
 
-    /// Waits for the child's exit, passing `forwarded` on to it; then answers
-    /// what it left unanswered and returns its status once every answer is
-    /// written.
+    /// Waits for the child's exit, passing `forwarded` on to it, and for the
+    /// end of its group; then answers what it left unanswered, and returns
+    /// its status once every answer is written.
     pub(crate) async fn finish(
         mut self,
         forwarded: &mut signals::Forwarded,
     ) -> std::io::Result<ExitStatus> {
-        let group = self.process.id();
-        let status = wait_for_child(
+        let exited = wait_for_child(
             &mut self.process,
+            &mut self.group,
             &self.child,
             forwarded,
             &mut self.client_closed,
             &mut self.reader_done,
         )
         .await;
-        // Its helpers, which may hold its stdout, end with it.
-        if let Some(group) = group {
-            signals::end_group(group, EXIT_GRACE);
-        }
+        // Its helpers, which may hold its stdout, end with it: asked at
+        // once, killed at the end of the grace.
+        self.group.end(EXIT_GRACE).await;
+        // Reaped once its group is gone: until now, the group's id named no
+        // other process.
+        let reaped = self.process.wait().await;
+        let status = exited.and(reaped)?;
         // The child's last lines (answers written just before it exited)
         // first, then everything still in flight is answered with the status.
         if !self.reader_done.is_terminated() {
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
         }
-        let status = status?;
         self.stack.child_gone(describe(status));
         // Ends when every future of the layer has written its answer.
         self.stack.all_answered().await;
@@ -163,17 +174,19 @@ impl Relay {
     }
 }
 
-/// Waits for the child's exit, forwarding signals, and killing it when it does
-/// not exit within the grace period after the client closed stdin or the child
-/// closed its stdout (it can answer nothing more then), or after a second
-/// SIGINT or SIGTERM (which closes its stdin and sends it SIGTERM).
+/// Waits for the child's exit (it stays unreaped), forwarding signals, and
+/// killing it when it does not exit within the grace period after the client
+/// closed stdin or the child closed its stdout (it can answer nothing more
+/// then), or after a second SIGINT or SIGTERM (which closes its stdin and
+/// sends it SIGTERM).
 async fn wait_for_child(
     process: &mut tokio::process::Child,
+    group: &mut ProcessGroup,
     child: &Arc<Child>,
     forwarded: &mut signals::Forwarded,
     client_closed: &mut oneshot::Receiver<()>,
     reader: &mut oneshot::Receiver<()>,
-) -> std::io::Result<ExitStatus> {
+) -> std::io::Result<()> {
     let pid = process.id();
     let mut kill_at = None;
     let (mut asked_to_stop, mut insisted) = (false, false);
@@ -185,7 +198,7 @@ async fn wait_for_child(
             }
         };
         tokio::select! {
-            status = process.wait() => return status,
+            exited = group.leader_exited() => return exited,
             signal = forwarded.next() => {
                 let Some(pid) = pid else { continue };
                 let stop = signals::asks_to_stop(signal);

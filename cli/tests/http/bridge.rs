@@ -949,6 +949,25 @@ async fn a_line_of_the_child_past_the_bound_is_dropped_as_it_comes_and_its_call_
     assert!(peak < 80 * 1024 * 1024, "{peak} bytes");
 }
 
+/// A bridge in front of the Python server `child`, which is given the
+/// prefix of the files it marks its children's starts with; its first
+/// pooled child busy with a call of `slow`: the bridge, the prefix, and that
+/// call's stream.
+async fn pool_with_a_busy_child(
+    child: &str,
+    name: &str,
+) -> (Bridge, std::path::PathBuf, Response<Incoming>) {
+    let marks = std::env::temp_dir().join(format!("{name}-{}-", std::process::id()));
+    let bridge = Bridge::start(
+        &[],
+        &Server::new("python3", &["-c", child, marks.to_str().unwrap()]),
+    )
+    .await;
+    let busy = post_to(bridge.process.address, &sessionless_call(1, "slow"), &[]).await;
+    assert_eq!(busy.status(), StatusCode::OK);
+    (bridge, marks, busy)
+}
+
 #[tokio::test]
 async fn a_pooled_child_that_is_slow_to_start_holds_back_no_other_request() {
     // The second child started never becomes ready; every other answers
@@ -976,15 +995,8 @@ for line in sys.stdin:
     result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
 "#;
-    let marks = std::env::temp_dir().join(format!("pool-marks-{}-", std::process::id()));
-    let bridge = Bridge::start(
-        &[],
-        &Server::new("python3", &["-c", child, marks.to_str().unwrap()]),
-    )
-    .await;
+    let (bridge, marks, _busy) = pool_with_a_busy_child(child, "pool-marks").await;
     let address = bridge.process.address;
-    let busy = post_to(address, &sessionless_call(1, "slow"), &[]).await;
-    assert_eq!(busy.status(), StatusCode::OK);
     // The first child busy: this request starts the second, which never
     // becomes ready.
     let waiting = tokio::spawn(async move {
@@ -1045,4 +1057,48 @@ for line in sys.stdin:
     assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
     assert_eq!(bridge.process.log().matches(given_up).count(), 1);
     let _ = std::fs::remove_file(mark);
+}
+
+#[tokio::test]
+async fn a_busy_pooled_child_takes_a_request_while_another_child_starts_beside_it() {
+    // The first child started serves at once, each call on a thread of its
+    // own (`slow` for 10 s); every later one takes 10 s to start, and marks
+    // when it is ready.
+    let child = r#"
+import json, os, sys, threading, time
+marks = sys.argv[1]
+try:
+    os.close(os.open(marks + "first", os.O_CREAT | os.O_EXCL))
+except FileExistsError:
+    print("a later child starts", file=sys.stderr, flush=True)
+    time.sleep(10)
+    open(marks + "ready", "w").close()
+lock = threading.Lock()
+def answer(message):
+    if message.get("params", {}).get("name") == "slow":
+        time.sleep(10)
+    result = {"content": [{"type": "text", "text": "ok"}]} if message["method"] == "tools/call" else {}
+    with lock:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        threading.Thread(target=answer, args=(message,), daemon=True).start()
+"#;
+    let (bridge, marks, busy) = pool_with_a_busy_child(child, "pool-busy").await;
+    let address = bridge.process.address;
+    let served = answers(post_to(address, &sessionless_call(2, "echo"), &[]).await).await;
+    let later_ready = Path::new(&format!("{}ready", marks.display())).exists();
+    assert_eq!(served[0]["id"], 2);
+    assert_eq!(served[0]["result"]["content"][0]["text"], "ok");
+    assert!(
+        !later_ready,
+        "the request waited for the start of another child"
+    );
+    // The start happens beside the calls in flight.
+    bridge.process.log_shows("a later child starts").await;
+    drop(busy);
+    for mark in ["first", "ready"] {
+        let _ = std::fs::remove_file(format!("{}{mark}", marks.display()));
+    }
 }

@@ -36,6 +36,7 @@ mod bridge_access;
 mod bridge_environment;
 mod bridge_operations;
 mod bridge_servers;
+mod bridge_stuck;
 mod cancelled;
 mod client_limits;
 mod compressed;
