@@ -6,14 +6,15 @@
 //! without regard to ASCII case (as Express routes), is the endpoint's or lies
 //! under it (as axum's `nest_service` routes, which serves `/mcp/`, `/mcp/x`
 //! and `/mcp/..` at `/mcp`), as it was sent or as a hop in front of the
-//! upstream may have rewritten it first: with runs of `/` merged, with dot
-//! segments removed, or both (nginx forwards `//mcp`, `/./mcp` and
-//! `/x/../mcp` to the endpoint). A path any of these reads at the endpoint is
-//! read as MCP, since the proxy forwards the path as it was sent and cannot
-//! tell which the upstream does. An endpoint at the origin's root, `/`, is
-//! that path alone: every path lies under it, and the rest of an origin
-//! (OAuth metadata, health checks) is not MCP. Why this rule: docs/http.md,
-//! "Which requests are at the endpoint".
+//! upstream, or its server, may have rewritten it first: each segment's `;`
+//! parameters removed (a servlet container maps `/mcp;x` to `/mcp`), runs of
+//! `/` merged, dot segments removed, or any of these together (nginx forwards
+//! `//mcp`, `/./mcp` and `/x/../mcp` to the endpoint). A path that any of
+//! these readings puts at the endpoint is read as MCP: the proxy forwards the
+//! path as it was sent and cannot tell which the upstream does. An endpoint
+//! at the origin's root, `/`, is that path alone: every path lies under it,
+//! and the rest of an origin (OAuth metadata, health checks) is not MCP. Why
+//! this rule: docs/http.md, "Which requests are at the endpoint".
 
 use std::time::Duration;
 
@@ -172,10 +173,13 @@ fn comparable(path: &str) -> impl Iterator<Item = u8> + '_ {
     })
 }
 
-/// How a hop in front of the upstream may rewrite a path before the
-/// upstream's router reads it.
+/// How a hop in front of the upstream, or the upstream's server before its
+/// router, may rewrite a path.
 #[derive(Debug, Clone, Copy)]
 struct HopRewrite {
+    /// Each segment's parameters (from a `;`) removed, as a servlet
+    /// container (Tomcat, Jetty) maps `/mcp;x` and `/x/..;/mcp` to `/mcp`.
+    remove_parameters: bool,
     /// Runs of `/` merged into one: nginx's `merge_slashes`, Envoy's
     /// `merge_slashes`.
     merge_slashes: bool,
@@ -184,34 +188,41 @@ struct HopRewrite {
     remove_dots: bool,
 }
 
-/// Every rewrite a hop may make, each option alone and both: a path is at
-/// the endpoint when any of them, or none, puts it there.
-const HOP_REWRITES: [HopRewrite; 3] = [
-    HopRewrite {
-        merge_slashes: true,
-        remove_dots: false,
-    },
-    HopRewrite {
+/// Every rewrite a hop may make, each option alone and with the others: a
+/// path is at the endpoint when any of them, or none, puts it there.
+const HOP_REWRITES: [HopRewrite; 7] = {
+    let mut rewrites = [HopRewrite {
+        remove_parameters: false,
         merge_slashes: false,
-        remove_dots: true,
-    },
-    HopRewrite {
-        merge_slashes: true,
-        remove_dots: true,
-    },
-];
+        remove_dots: false,
+    }; 7];
+    let mut options = 1;
+    while options < 8 {
+        rewrites[options - 1] = HopRewrite {
+            remove_parameters: options & 1 != 0,
+            merge_slashes: options & 2 != 0,
+            remove_dots: options & 4 != 0,
+        };
+        options += 1;
+    }
+    rewrites
+};
 
 impl HopRewrite {
     /// `path` (decoded by [`comparable`]) as this rewrite forwards it:
-    /// `//mcp` merged is `/mcp`; `/./mcp` and `/x/../mcp` without their dot
-    /// segments are `/mcp`, a `..` at the root staying at the root; a `..`
-    /// after `//` takes away the empty segment between them unless the
-    /// slashes are merged first.
+    /// `/mcp;x` without parameters is `/mcp`; `//mcp` merged is `/mcp`;
+    /// `/./mcp` and `/x/../mcp` without their dot segments are `/mcp`, a
+    /// `..` at the root staying at the root; a `..` after `//` takes away the
+    /// empty segment between them unless the slashes are merged first.
     fn apply(self, path: &[u8]) -> Vec<u8> {
         let relative = path.strip_prefix(b"/").unwrap_or(path);
         let mut segments: Vec<&[u8]> = Vec::new();
         let mut ends_in_a_directory = false;
         for segment in relative.split(|byte| *byte == b'/') {
+            let segment = match segment.iter().position(|byte| *byte == b';') {
+                Some(parameters) if self.remove_parameters => &segment[..parameters],
+                _ => segment,
+            };
             let is_dot = self.remove_dots && matches!(segment, b"." | b"..");
             ends_in_a_directory = is_dot;
             match segment {
@@ -334,6 +345,11 @@ mod tests {
             "/v1/x/%2E%2E/mcp",
             "/v1/mcp/.",
             "/v1/x//../../mcp",
+            // As a servlet container maps them, its path parameters removed.
+            "/v1/mcp;x",
+            "/v1/mcp;jsessionid=1/x",
+            "/v1;a/mcp",
+            "/v1/x/..;/mcp",
         ];
         for path in routed {
             assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
@@ -342,7 +358,7 @@ mod tests {
             "/v1/mcpx",
             "/v1/mc",
             "/v1/mcp%2",
-            "/v1/mcp;x",
+            "/v1/mcpx;x",
             "/v1/mcp.",
             "/v1/mc%2570",
             "/v1/mcpx/..",
