@@ -98,7 +98,7 @@ pub(crate) async fn handle(
         if message.is_array()
             && let Some(refusal) = id_in_use::refused(&requests(&message), true, |_| false)
         {
-            break 'answer refused(&proxy, message, refusal);
+            break 'answer refusal_response(&proxy, message, refusal);
         }
         // The task ids the client holds are the proxy's: the server gets its own.
         let opened = task_ids::to_upstream(&mut message);
@@ -150,7 +150,7 @@ async fn forward(proxy: &Proxy, request: Request<ProxyBody>) -> Response<ProxyBo
 /// The client's response to `message`, refused before it went upstream
 /// with the answer `refusal`, which the layer reads as the server's, as the
 /// stdio mode answers a request it refuses.
-fn refused(proxy: &Proxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
+fn refusal_response(proxy: &Proxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
     let made = refusal.value.clone();
     let answer = layer_over_answer(&proxy.layer(), proxy.invalid_params(), message, refusal)
         .unwrap_or_else(|| Answer::made(made));
