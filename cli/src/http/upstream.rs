@@ -8,8 +8,9 @@
 //! and `/mcp/..` at `/mcp`), as it was sent or as a hop in front of the
 //! upstream, or its server, may have rewritten it first: each segment's `;`
 //! parameters removed (a servlet container maps `/mcp;x` to `/mcp`), runs of
-//! `/` merged, dot segments removed, or any of these together (nginx forwards
-//! `//mcp`, `/./mcp` and `/x/../mcp` to the endpoint). A path that any of
+//! `/` merged, dot segments removed, each `\` read as a `/`, or any of these
+//! together (nginx forwards `//mcp`, `/./mcp` and `/x/../mcp` to the
+//! endpoint, Cloudflare `/x\..\mcp` too). A path that any of
 //! these readings puts at the endpoint is read as MCP: the proxy forwards the
 //! path as it was sent and cannot tell which the upstream does. An endpoint
 //! at the origin's root, `/`, is that path alone: every path lies under it,
@@ -186,22 +187,29 @@ struct HopRewrite {
     /// The dot segments removed (RFC 3986, 5.2.4): nginx before a
     /// `proxy_pass` with a URI, Envoy's `normalize_path`.
     remove_dots: bool,
+    /// Each `\` read as a `/`, as the WHATWG URL parser reads an `http`
+    /// URL: Cloudflare's URL normalization (its default type), which also
+    /// merges slashes and removes dot segments, so that `/x\..\mcp`
+    /// reaches a Worker or an origin as `/mcp`.
+    backslashes_as_slashes: bool,
 }
 
 /// Every rewrite a hop may make, each option alone and with the others: a
 /// path is at the endpoint when any of them, or none, puts it there.
-const HOP_REWRITES: [HopRewrite; 7] = {
+const HOP_REWRITES: [HopRewrite; 15] = {
     let mut rewrites = [HopRewrite {
         remove_parameters: false,
         merge_slashes: false,
         remove_dots: false,
-    }; 7];
+        backslashes_as_slashes: false,
+    }; 15];
     let mut options = 1;
-    while options < 8 {
+    while options < 16 {
         rewrites[options - 1] = HopRewrite {
             remove_parameters: options & 1 != 0,
             merge_slashes: options & 2 != 0,
             remove_dots: options & 4 != 0,
+            backslashes_as_slashes: options & 8 != 0,
         };
         options += 1;
     }
@@ -213,12 +221,17 @@ impl HopRewrite {
     /// `/mcp;x` without parameters is `/mcp`; `//mcp` merged is `/mcp`;
     /// `/./mcp` and `/x/../mcp` without their dot segments are `/mcp`, a
     /// `..` at the root staying at the root; a `..` after `//` takes away the
-    /// empty segment between them unless the slashes are merged first.
+    /// empty segment between them unless the slashes are merged first;
+    /// `/x\..\mcp` with backslashes read as slashes is `/x/../mcp`.
     fn apply(self, path: &[u8]) -> Vec<u8> {
-        let relative = path.strip_prefix(b"/").unwrap_or(path);
+        let is_slash = |byte: &u8| *byte == b'/' || (self.backslashes_as_slashes && *byte == b'\\');
+        let relative = match path.split_first() {
+            Some((first, rest)) if is_slash(first) => rest,
+            _ => path,
+        };
         let mut segments: Vec<&[u8]> = Vec::new();
         let mut ends_in_a_directory = false;
-        for segment in relative.split(|byte| *byte == b'/') {
+        for segment in relative.split(is_slash) {
             let segment = match segment.iter().position(|byte| *byte == b';') {
                 Some(parameters) if self.remove_parameters => &segment[..parameters],
                 _ => segment,
@@ -232,7 +245,7 @@ impl HopRewrite {
                 segment => segments.push(segment),
             }
         }
-        ends_in_a_directory |= self.merge_slashes && path.ends_with(b"/");
+        ends_in_a_directory |= self.merge_slashes && path.last().is_some_and(is_slash);
         let mut rewritten = Vec::with_capacity(path.len() + 1);
         for segment in &segments {
             rewritten.push(b'/');
@@ -350,6 +363,14 @@ mod tests {
             "/v1/mcp;jsessionid=1/x",
             "/v1;a/mcp",
             "/v1/x/..;/mcp",
+            // As Cloudflare's normalization forwards them, a `\\` read as a
+            // `/` (the WHATWG URL parser's reading).
+            "/x\\..\\v1\\mcp",
+            "/v1/x/..\\mcp",
+            "/v1\\mcp",
+            "/v1\\\\mcp",
+            "/v1/mcp\\x",
+            "\\v1/mcp",
         ];
         for path in routed {
             assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
@@ -368,6 +389,8 @@ mod tests {
             "/mcp",
             "/x/v1/mcp",
             "/x//v1/mcp",
+            "/x\\v1\\mcp",
+            "/v1\\mcpx",
         ];
         for path in beside {
             assert!(!upstream.is_endpoint(path), "{path} is the endpoint");
