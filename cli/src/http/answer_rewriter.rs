@@ -62,10 +62,12 @@ pub(crate) struct AnswerRewriter {
     requests: Vec<LayerRequest>,
     /// Whether they went as a batch, which is answered with one.
     batch: bool,
-    /// The ids of the requests an answer reached the client for: one the
-    /// layer read, or one the proxy could not read and passed as the server
-    /// wrote it.
-    answered: Vec<Value>,
+    /// Whether an answer reached the client for each request (in the order
+    /// of `requests`): one the layer read, or one the proxy could not read
+    /// and passed as the server wrote it. A request is found by its place,
+    /// not its id: the ids of a message are distinct (one held twice is
+    /// refused before it goes, `crate::jsonrpc::id_in_use`).
+    answered: Vec<bool>,
     /// Whether nothing more is awaited, answered or not: no answer is to
     /// come, or none is to be written.
     ended: bool,
@@ -119,9 +121,9 @@ impl AnswerRewriter {
             .collect();
         Self {
             proxy: proxy.clone(),
+            answered: vec![false; requests.len()],
             requests,
             batch,
-            answered: Vec::new(),
             ended: false,
             layer_work,
             plain_results_unread,
@@ -133,7 +135,7 @@ impl AnswerRewriter {
     /// Whether nothing is awaited any more: every request was answered (by
     /// the server, the proxy or the layer), or none is to be.
     pub(crate) fn is_answered(&self) -> bool {
-        self.ended || self.answered.len() >= self.requests.len()
+        self.ended || self.answered.iter().all(|answered| *answered)
     }
 
     /// Whether the layer's future awaits the answer, and may answer itself
@@ -175,21 +177,16 @@ impl AnswerRewriter {
     /// Which request not yet answered the answer with `id` answers: its
     /// place among the requests.
     fn awaited(&self, id: &Value) -> Option<usize> {
-        self.requests.iter().position(|request| {
-            request
+        self.unanswered().find(|&request| {
+            self.requests[request]
                 .id()
-                .is_some_and(|request| answers(id, request) && !self.answered.contains(request))
+                .is_some_and(|request| answers(id, request))
         })
     }
 
-    /// The ids of the requests not yet answered.
-    fn unanswered(&self) -> Vec<Value> {
-        self.requests
-            .iter()
-            .filter_map(LayerRequest::id)
-            .filter(|id| !self.answered.contains(id))
-            .cloned()
-            .collect()
+    /// The places of the requests not yet answered.
+    fn unanswered(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.requests.len()).filter(|&request| !self.answered[request])
     }
 
     /// `data` read whole: the answer, when one of its responses is awaited.
@@ -211,13 +208,25 @@ impl AnswerRewriter {
     /// `data`, which the proxy could not read, read as a lenient client
     /// reads it: the requests it answers count as answered ([`unread`]).
     fn read_leniently(&mut self, data: &[u8]) {
-        let awaited = self.unanswered();
+        let awaited: Vec<Value> = self
+            .unanswered()
+            .filter_map(|request| self.requests[request].id())
+            .cloned()
+            .collect();
         let answered = unread::answered_ids(data, &awaited);
         if answered.is_empty() {
             return;
         }
         unread::log_answer_passed_unread();
-        self.answered.extend(answered.into_iter().cloned());
+        let answered: Vec<usize> = self
+            .unanswered()
+            .filter(|&request| {
+                self.requests[request]
+                    .id()
+                    .is_some_and(|id| answered.iter().any(|answer| answers(answer, id)))
+            })
+            .collect();
+        self.mark_answered(&answered);
         if self.is_answered() {
             self.withdraw();
         }
@@ -327,9 +336,7 @@ impl AnswerRewriter {
 
     fn mark_answered(&mut self, requests: &[usize]) {
         for &request in requests {
-            if let Some(id) = self.requests[request].id() {
-                self.answered.push(id.clone());
-            }
+            self.answered[request] = true;
         }
     }
 
@@ -366,12 +373,9 @@ impl AnswerRewriter {
     /// `cancelled`. `None` when the client cancelled every call itself:
     /// neither happens then. Nothing is awaited after.
     pub(crate) fn failed(&mut self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
-        let unanswered: Vec<usize> = (0..self.requests.len())
-            .filter(|&request| {
-                self.requests[request]
-                    .id()
-                    .is_some_and(|id| !self.answered.contains(id))
-            })
+        let unanswered: Vec<usize> = self
+            .unanswered()
+            .filter(|&request| self.requests[request].id().is_some())
             .collect();
         let failed: Vec<(Value, bool)> = unanswered
             .iter()

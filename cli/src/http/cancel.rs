@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::http::body::{ProxyBody, whole};
 use crate::http::failure::describe;
 use crate::http::proxy::Proxy;
-use crate::jsonrpc::message::response_ids;
+use crate::jsonrpc::message::{answers, response_ids};
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -66,7 +66,11 @@ impl Cancel {
         // Only the requests the answer answers: the others of a batch were
         // answered by the server already.
         let named = response_ids(&answer);
-        let given_up: Vec<&Value> = self.ids.iter().filter(|id| named.contains(id)).collect();
+        let given_up: Vec<&Value> = self
+            .ids
+            .iter()
+            .filter(|id| named.iter().any(|named| answers(named, id)))
+            .collect();
         let withdrawn = self.withdrawn(&given_up, tell);
         if tell {
             self.send(&given_up, &withdrawn);
@@ -105,7 +109,10 @@ impl Cancel {
     /// `given_up` but those of `withdrawn` are abandoned: dropping the
     /// connection is not cancelling, in the protocol.
     fn send(&self, given_up: &[&Value], withdrawn: &[&Value]) {
-        for id in given_up.iter().filter(|id| !withdrawn.contains(id)) {
+        for id in given_up
+            .iter()
+            .filter(|id| !withdrawn.iter().any(|withdrawn| answers(id, withdrawn)))
+        {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
@@ -154,8 +161,11 @@ pub(crate) fn no_answer_response() -> Response<ProxyBody> {
 /// `answer` without what it says to the requests `withdrawn`: `None` when
 /// nothing is left.
 fn without(answer: Value, withdrawn: &[&Value]) -> Option<Value> {
-    let answers_withdrawn =
-        |message: &Value| message.get("id").is_some_and(|id| withdrawn.contains(&id));
+    let answers_withdrawn = |message: &Value| {
+        message
+            .get("id")
+            .is_some_and(|id| withdrawn.iter().any(|withdrawn| answers(id, withdrawn)))
+    };
     match answer {
         Value::Null => None,
         Value::Array(mut batch) => {
@@ -186,5 +196,8 @@ mod tests {
         assert_eq!(without(json!([answer(json!(1))]), &[&one]), None);
         assert_eq!(without(Value::Null, &[]), None);
         assert_eq!(without(answer(json!(1)), &[]), Some(answer(json!(1))));
+        // One id however a number is written: JSON-RPC's rule.
+        let nine = json!(9.0);
+        assert_eq!(without(answer(json!(9)), &[&nine]), None);
     }
 }

@@ -1,7 +1,8 @@
 //! Which way a request goes: every request is forwarded to the upstream's
 //! origin with its path and query; at the MCP endpoint, a `GET` is the
 //! session's stream ([`replayed`]), a `POST` holding a
-//! `tools/call` no timeout applies to is a [`DirectCall`], any other holding
+//! `tools/call` no timeout applies to is a [`DirectCall`], a batch holding an
+//! id twice is refused (`crate::jsonrpc::id_in_use`), any other holding
 //! JSON-RPC requests an [`exchange`](crate::http::exchange); anything else
 //! streams through both ways as it is. `CONNECT` is answered `405`: the proxy
 //! opens no tunnels.
@@ -13,17 +14,20 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
+use serde_json::Value;
 
 use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
 use crate::http::cancel::no_answer_response;
 use crate::http::direct_call::{self, DirectCall};
 use crate::http::exchange::exchange;
-use crate::http::failure::describe;
+use crate::http::failure::{describe, made_response};
 use crate::http::headers::passed_through;
 use crate::http::proxy::Proxy;
 use crate::http::{headers, replayed, task_ids};
-use crate::jsonrpc::message::requests;
+use crate::jsonrpc::id_in_use;
+use crate::jsonrpc::layer_over_answer::layer_over_answer;
+use crate::jsonrpc::message::{Answer, requests};
 
 /// Answers one request of `client`, on a connection whose `activity` learns
 /// when the request's body waits and when its answer ends. One function, with
@@ -89,6 +93,13 @@ pub(crate) async fn handle(
             // A body that is no JSON: the server answers it.
             break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
         };
+        // Each `POST` is answered on its own response: only a batch can hold
+        // an id in use, twice.
+        if message.is_array()
+            && let Some(refusal) = id_in_use::refused(&requests(&message), true, |_| false)
+        {
+            break 'answer refusal_response(&proxy, message, refusal);
+        }
         // The task ids the client holds are the proxy's: the server gets its own.
         let opened = task_ids::to_upstream(&mut message);
         task_ids::header_to_upstream(&mut parts.headers);
@@ -134,6 +145,21 @@ async fn forward(proxy: &Proxy, request: Request<ProxyBody>) -> Response<ProxyBo
         Ok(response) => passed_through(response),
         Err(error) => bad_gateway(proxy, &error),
     }
+}
+
+/// The client's response to `message`, refused before it went upstream
+/// with the answer `refusal`, which the layer reads as the server's, as the
+/// stdio mode answers a request it refuses.
+fn refusal_response(proxy: &Proxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
+    let made = refusal.value.clone();
+    let answer = layer_over_answer(&proxy.layer(), proxy.invalid_params(), message, refusal)
+        .unwrap_or_else(|| Answer::made(made));
+    let mut bytes = answer.into_line().0;
+    // A made answer is a line: the body ends it.
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    made_response(bytes)
 }
 
 /// A `502`, as a reverse proxy answers a request it could not forward.

@@ -21,8 +21,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use hyper::header::{HeaderMap, HeaderName};
+use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 
+use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::message::cancelled_ids;
 
 /// How many calls the proxy remembers across all sessions.
@@ -74,10 +76,7 @@ impl SeenCalls {
     /// cancellation of a call the proxy cancelled already, which the server
     /// is not to get a second time (a batch goes whole).
     pub(crate) fn remember(&self, headers: &HeaderMap, message: &Value) -> bool {
-        let calls: Vec<(&Value, &str)> = match message {
-            Value::Array(batch) => batch.iter().filter_map(tool_call).collect(),
-            single => tool_call(single).into_iter().collect(),
-        };
+        let calls = tool_calls(message);
         // One call, the common message, cancels nothing: not read again.
         let one_call = message.is_object() && !calls.is_empty();
         for (id, tool) in calls {
@@ -187,30 +186,26 @@ pub(crate) fn session(headers: &HeaderMap) -> Option<&str> {
     headers.get(&SESSION)?.to_str().ok()
 }
 
-/// The key of the call `id` in `session`: an integer id as it is, a string as
-/// its text, anything else as its JSON text, each marked apart, so `1`, `1.0`
-/// and `"1"` are three calls.
+/// The key of the call `id` in `session`: the id as JSON-RPC compares ids
+/// ([`JsonRpcId`], the rule every mode matches answers by), so `9` and `9.0`
+/// are one call and `"9"` another. Nothing is allocated for a number or a
+/// short string.
 fn call_key(session: &str, id: &Value) -> u64 {
     let mut hasher = DefaultHasher::new();
     session.hash(&mut hasher);
-    match id {
-        Value::Number(number) if number.is_i64() => (0u8, number.as_i64()).hash(&mut hasher),
-        Value::String(text) => (1u8, text).hash(&mut hasher),
-        other => (2u8, other.to_string()).hash(&mut hasher),
-    }
+    JsonRpcId::new(id).hash(&mut hasher);
     hasher.finish()
 }
 
-/// The id and tool of `message` when it is a `tools/call` request.
-fn tool_call(message: &Value) -> Option<(&Value, &str)> {
-    let object = message.as_object()?;
-    if object.get("method")?.as_str()? != "tools/call" {
-        return None;
-    }
-    Some((
-        object.get("id")?,
-        object.get("params")?.get("name")?.as_str()?,
-    ))
+/// The id and tool of each `tools/call` request of `message` (a message or
+/// a batch).
+fn tool_calls(message: &Value) -> Vec<(&Value, &str)> {
+    members(message)
+        .into_iter()
+        .filter_map(Member::request)
+        .filter(|request| request.is_tool_call())
+        .filter_map(|request| Some((request.id, request.tool?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -241,7 +236,8 @@ mod tests {
         assert_eq!(seen.tool("b", &json!(2)).as_deref(), Some("lint"));
         assert_eq!(seen.tool("a", &json!(2)), None);
         assert_eq!(seen.tool("a", &json!("1")), None);
-        assert_eq!(seen.tool("a", &json!(1.0)), None);
+        // One id however a number is written: JSON-RPC's rule.
+        assert_eq!(seen.tool("a", &json!(1.0)).as_deref(), Some("build"));
         seen.remember_call(&in_session("a"), &json!("x"), "deploy");
         assert_eq!(seen.tool("a", &json!("x")).as_deref(), Some("deploy"));
         assert_eq!(seen.tool("b", &json!("x")), None);
@@ -261,6 +257,10 @@ mod tests {
         assert!(seen.give_up("a", &json!(1), true));
         assert!(!seen.give_up("b", &json!(1), false));
         assert!(!seen.give_up("a", &json!("1"), true));
+        // A cancellation names the call by its id in any spelling.
+        seen.remember(&in_session("b"), &call(9, "build"));
+        assert!(!seen.remember(&in_session("b"), &cancellation(&json!(9.0))));
+        assert!(seen.give_up("b", &json!(9e0), true));
         // In a batch, with a call of its own.
         seen.remember(
             &in_session("b"),

@@ -1,16 +1,21 @@
 //! The upstream: the `--upstream` URL read into an origin and an MCP endpoint,
 //! and what opens connections to it (rustls for `https://`).
 //!
-//! A request is at the endpoint however the upstream's router could spell it:
-//! its path, percent-decoded once (as Starlette routes) and compared without
-//! regard to ASCII case (as Express routes), is the endpoint's or lies under
-//! it (as axum's `nest_service` routes, which serves `/mcp/` and `/mcp/x` at
-//! `/mcp`), after merging runs of `/` and removing dot segments (as a hop in
-//! front of the proxy that normalizes paths forwards `//mcp`, `/./mcp` and
-//! `/x/../mcp` to the endpoint). An endpoint at the origin's root, `/`, is that path alone: every
-//! path lies under it, and the rest of an origin (OAuth metadata, health
-//! checks) is not MCP. Why this rule: docs/http.md, "Which requests are at the
-//! endpoint".
+//! A request is at the endpoint whenever the upstream's router could send it
+//! there: its path, percent-decoded once (as Starlette routes) and compared
+//! without regard to ASCII case (as Express routes), is the endpoint's or lies
+//! under it (as axum's `nest_service` routes, which serves `/mcp/`, `/mcp/x`
+//! and `/mcp/..` at `/mcp`), as it was sent or as a hop in front of the
+//! upstream, or its server, may have rewritten it first: each segment's `;`
+//! parameters removed (a servlet container maps `/mcp;x` to `/mcp`), runs of
+//! `/` merged, dot segments removed, each `\` read as a `/`, or any of these
+//! together (nginx forwards `//mcp`, `/./mcp` and `/x/../mcp` to the
+//! endpoint, Cloudflare `/x\..\mcp` too). A path that any of
+//! these readings puts at the endpoint is read as MCP: the proxy forwards the
+//! path as it was sent and cannot tell which the upstream does. An endpoint
+//! at the origin's root, `/`, is that path alone: every path lies under it,
+//! and the rest of an origin (OAuth metadata, health checks) is not MCP. Why
+//! this rule: docs/http.md, "Which requests are at the endpoint".
 
 use std::time::Duration;
 
@@ -74,21 +79,28 @@ impl UpstreamUrl {
     }
 
     /// Whether a request to `path` is a request to the MCP endpoint, in any
-    /// spelling a router could send there (the module's docs).
+    /// spelling a router could send there, as sent or rewritten by a hop
+    /// (the module's docs).
     pub(crate) fn is_endpoint(&self, path: &str) -> bool {
         // The spelling of nearly every request: nothing to decode.
         if path == self.endpoint {
             return true;
         }
-        let compared = normalized(comparable(path));
+        let decoded: Vec<u8> = comparable(path).collect();
+        self.lies_under(&decoded)
+            || HOP_REWRITES
+                .iter()
+                .any(|rewrite| self.lies_under(&rewrite.apply(&decoded)))
+    }
+
+    /// Whether `path` (decoded by [`comparable`]) is the endpoint or lies
+    /// under it; for an endpoint at the root, whether it is `/`.
+    fn lies_under(&self, path: &[u8]) -> bool {
         if self.endpoint_compared.is_empty() {
-            return compared == b"/";
+            return path == b"/";
         }
-        compared.starts_with(&self.endpoint_compared)
-            && matches!(
-                compared.get(self.endpoint_compared.len()),
-                None | Some(b'/')
-            )
+        path.starts_with(&self.endpoint_compared)
+            && matches!(path.get(self.endpoint_compared.len()), None | Some(b'/'))
     }
 
     /// The upstream's URL for a request to `path_and_query` at the proxy.
@@ -162,35 +174,88 @@ fn comparable(path: &str) -> impl Iterator<Item = u8> + '_ {
     })
 }
 
-/// `path` (decoded by [`comparable`]) as a hop that normalizes paths
-/// forwards it (nginx by default, most ingresses): runs of `/` merged into
-/// one, and the dot segments removed (RFC 3986, 5.2.4), so that `//mcp`,
-/// `/./mcp` and `/x/../mcp` are `/mcp`. A `..` at the root stays at the root.
-fn normalized(path: impl Iterator<Item = u8>) -> Vec<u8> {
-    let path: Vec<u8> = path.collect();
-    let mut segments: Vec<&[u8]> = Vec::new();
-    let mut ends_in_a_directory = false;
-    for segment in path
-        .split(|byte| *byte == b'/')
-        .filter(|segment| !segment.is_empty())
-    {
-        ends_in_a_directory = matches!(segment, b"." | b"..");
-        match segment {
-            b"." => {}
-            b".." => drop(segments.pop()),
-            segment => segments.push(segment),
+/// How a hop in front of the upstream, or the upstream's server before its
+/// router, may rewrite a path.
+#[derive(Debug, Clone, Copy)]
+struct HopRewrite {
+    /// Each segment's parameters (from a `;`) removed, as a servlet
+    /// container (Tomcat, Jetty) maps `/mcp;x` and `/x/..;/mcp` to `/mcp`.
+    remove_parameters: bool,
+    /// Runs of `/` merged into one: nginx's `merge_slashes`, Envoy's
+    /// `merge_slashes`.
+    merge_slashes: bool,
+    /// The dot segments removed (RFC 3986, 5.2.4): nginx before a
+    /// `proxy_pass` with a URI, Envoy's `normalize_path`.
+    remove_dots: bool,
+    /// Each `\` read as a `/`, as the WHATWG URL parser reads an `http`
+    /// URL: Cloudflare's URL normalization (its default type), which also
+    /// merges slashes and removes dot segments, so that `/x\..\mcp`
+    /// reaches a Worker or an origin as `/mcp`.
+    backslashes_as_slashes: bool,
+}
+
+/// Every rewrite a hop may make, each option alone and with the others: a
+/// path is at the endpoint when any of them, or none, puts it there.
+const HOP_REWRITES: [HopRewrite; 15] = {
+    let mut rewrites = [HopRewrite {
+        remove_parameters: false,
+        merge_slashes: false,
+        remove_dots: false,
+        backslashes_as_slashes: false,
+    }; 15];
+    let mut options = 1;
+    while options < 16 {
+        rewrites[options - 1] = HopRewrite {
+            remove_parameters: options & 1 != 0,
+            merge_slashes: options & 2 != 0,
+            remove_dots: options & 4 != 0,
+            backslashes_as_slashes: options & 8 != 0,
+        };
+        options += 1;
+    }
+    rewrites
+};
+
+impl HopRewrite {
+    /// `path` (decoded by [`comparable`]) as this rewrite forwards it:
+    /// `/mcp;x` without parameters is `/mcp`; `//mcp` merged is `/mcp`;
+    /// `/./mcp` and `/x/../mcp` without their dot segments are `/mcp`, a
+    /// `..` at the root staying at the root; a `..` after `//` takes away the
+    /// empty segment between them unless the slashes are merged first;
+    /// `/x\..\mcp` with backslashes read as slashes is `/x/../mcp`.
+    fn apply(self, path: &[u8]) -> Vec<u8> {
+        let is_slash = |byte: &u8| *byte == b'/' || (self.backslashes_as_slashes && *byte == b'\\');
+        let relative = match path.split_first() {
+            Some((first, rest)) if is_slash(first) => rest,
+            _ => path,
+        };
+        let mut segments: Vec<&[u8]> = Vec::new();
+        let mut ends_in_a_directory = false;
+        for segment in relative.split(is_slash) {
+            let segment = match segment.iter().position(|byte| *byte == b';') {
+                Some(parameters) if self.remove_parameters => &segment[..parameters],
+                _ => segment,
+            };
+            let is_dot = self.remove_dots && matches!(segment, b"." | b"..");
+            ends_in_a_directory = is_dot;
+            match segment {
+                b"." if self.remove_dots => {}
+                b".." if self.remove_dots => drop(segments.pop()),
+                b"" if self.merge_slashes => {}
+                segment => segments.push(segment),
+            }
         }
+        ends_in_a_directory |= self.merge_slashes && path.last().is_some_and(is_slash);
+        let mut rewritten = Vec::with_capacity(path.len() + 1);
+        for segment in &segments {
+            rewritten.push(b'/');
+            rewritten.extend_from_slice(segment);
+        }
+        if rewritten.is_empty() || (ends_in_a_directory && !rewritten.ends_with(b"/")) {
+            rewritten.push(b'/');
+        }
+        rewritten
     }
-    ends_in_a_directory |= path.last() == Some(&b'/');
-    let mut normalized = Vec::with_capacity(path.len());
-    for segment in &segments {
-        normalized.push(b'/');
-        normalized.extend_from_slice(segment);
-    }
-    if ends_in_a_directory || segments.is_empty() {
-        normalized.push(b'/');
-    }
-    normalized
 }
 
 /// The value of hex digit `digit`, in either case.
@@ -273,9 +338,18 @@ mod tests {
             "/v1/%4DCP",
             "/v1%2fmcp",
             "/%76%31/mcp",
-            // As a hop that normalizes paths forwards them.
+            // Under the endpoint as sent, which a router by prefix serves,
+            // whatever a hop would make of the dots.
+            "/v1/mcp/..",
+            "/v1/mcp/../x",
+            "/v1/mcp/%2e%2e",
+            "/v1/mcp/%2E%2E/",
+            "/v1/mcp/x/../..",
+            // As a hop that merges slashes, removes dot segments, or both,
+            // forwards them.
             "/v1//mcp",
             "//v1/mcp",
+            "//v1/mcp/..",
             "/./v1/mcp",
             "/v1/./mcp",
             "/x/../v1/mcp",
@@ -283,6 +357,20 @@ mod tests {
             "/v1/%2e/mcp",
             "/v1/x/%2E%2E/mcp",
             "/v1/mcp/.",
+            "/v1/x//../../mcp",
+            // As a servlet container maps them, its path parameters removed.
+            "/v1/mcp;x",
+            "/v1/mcp;jsessionid=1/x",
+            "/v1;a/mcp",
+            "/v1/x/..;/mcp",
+            // As Cloudflare's normalization forwards them, a `\\` read as a
+            // `/` (the WHATWG URL parser's reading).
+            "/x\\..\\v1\\mcp",
+            "/v1/x/..\\mcp",
+            "/v1\\mcp",
+            "/v1\\\\mcp",
+            "/v1/mcp\\x",
+            "\\v1/mcp",
         ];
         for path in routed {
             assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
@@ -291,16 +379,18 @@ mod tests {
             "/v1/mcpx",
             "/v1/mc",
             "/v1/mcp%2",
-            "/v1/mcp;x",
+            "/v1/mcpx;x",
             "/v1/mcp.",
             "/v1/mc%2570",
-            "/v1/mcp/..",
-            "/v1/mcp/../x",
+            "/v1/mcpx/..",
             "/v1/x/../mcpx",
             "/v1",
             "/",
             "/mcp",
             "/x/v1/mcp",
+            "/x//v1/mcp",
+            "/x\\v1\\mcp",
+            "/v1\\mcpx",
         ];
         for path in beside {
             assert!(!upstream.is_endpoint(path), "{path} is the endpoint");
@@ -313,6 +403,57 @@ mod tests {
         assert!(root.is_endpoint("/"));
         assert!(root.is_endpoint("//") && root.is_endpoint("/x/.."));
         assert!(!root.is_endpoint("/x") && !root.is_endpoint("/x/"));
+    }
+
+    /// A rule that changes must keep every spelling the rules before it
+    /// caught: the prefix rule (the path decoded, in lower case, is the
+    /// endpoint or lies under it) and the rule of the normalized path (the
+    /// same after merging slashes and removing dot segments), which let
+    /// `/mcp/..` out.
+    #[test]
+    fn every_spelling_an_earlier_rule_caught_is_still_the_endpoint() {
+        let caught_by_the_prefix_rule = [
+            "/mcp/",
+            "/MCP",
+            "/Mcp/",
+            "/%6dcp",
+            "/m%63p",
+            "/mcp//",
+            "/mcp/x",
+            "/mcp/.",
+            "/mcp/..",
+            "/mcp/../x",
+            "/mcp/%2e%2e",
+            "/mcp/%2E%2E/",
+            "/mcp/x/../..",
+            "/mcp%2f",
+            "/mcp%2f..",
+        ];
+        let caught_by_the_normalized_path = [
+            "/mcp/",
+            "/MCP",
+            "/%6dcp",
+            "/mcp//",
+            "/mcp/x",
+            "/mcp/.",
+            "//mcp",
+            "/./mcp",
+            "/x/../mcp",
+            "/x/%2e%2e/mcp",
+            "/../mcp",
+            "/x/..%2fmcp",
+        ];
+        let upstream = parse_upstream("http://h/mcp").unwrap();
+        for path in caught_by_the_prefix_rule
+            .iter()
+            .chain(&caught_by_the_normalized_path)
+        {
+            assert!(upstream.is_endpoint(path), "{path} is not the endpoint");
+        }
+        let nested = parse_upstream("http://h/v1/mcp").unwrap();
+        for path in ["/v1/mcp/..", "/v1/mcp/../x", "/v1//mcp", "/v1/x/../mcp"] {
+            assert!(nested.is_endpoint(path), "{path} is not the endpoint");
+        }
     }
 
     #[test]

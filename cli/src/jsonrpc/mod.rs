@@ -7,10 +7,12 @@
 //! cancellation, a response),
 //! `message` (an answer, its bytes and its value), `layer_request` (the request handed to
 //! the layer), `splice` (a changed answer written as the server's bytes),
-//! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion)
-//! and `own_answer` (the answers the command makes itself).
+//! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion),
+//! `own_answer` (the answers the command makes itself) and `id_in_use` (the
+//! refusal of an id in flight or held twice, in every mode).
 
 pub(crate) mod envelope;
+pub(crate) mod id_in_use;
 pub(crate) mod invalid_params;
 pub(crate) mod layer_call;
 pub(crate) mod layer_over_answer;

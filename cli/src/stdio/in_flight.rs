@@ -9,14 +9,14 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::jsonrpc::layer_call::LayerCall;
-use crate::jsonrpc::layer_request::LayerRequest;
 use mcp_tool_errors::JsonRpcId;
 
+use crate::jsonrpc::id_in_use;
+use crate::jsonrpc::layer_call::LayerCall;
+use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::Answer;
 use crate::stdio::exit_status::exited_answer;
 use crate::stdio::given_up::GivenUp;
-use crate::stdio::id_in_use;
 
 /// One request (or batch) waiting for the child's answer.
 #[derive(Debug)]
@@ -117,9 +117,10 @@ pub(crate) struct Refused {
 }
 
 impl InFlight {
-    /// Records a request before it is sent; refuses one whose id is in flight,
-    /// and after the child is gone answers it at once instead. The refusal is
-    /// boxed: it is rare, and the common result stays small.
+    /// Records a request before it is sent; refuses one whose id is in flight
+    /// or held twice in its batch (the command's one rule, [`id_in_use`]),
+    /// and after the child is gone answers it at once instead. The refusal
+    /// is boxed: it is rare, and the common result stays small.
     pub(crate) fn register(&mut self, waiting: Waiting) -> Result<Ticket, Box<Refused>> {
         let keys: Vec<JsonRpcId> = waiting
             .requests
@@ -128,8 +129,7 @@ impl InFlight {
             .collect();
         let refusal = match &self.gone {
             Some(status) => Some(exited_answer(&waiting.requests, waiting.batch, status)),
-            None => self
-                .reused(&keys)
+            None => id_in_use::in_use(&keys, |key| self.by_id.contains_key(key))
                 .map(|reused| id_in_use::refusal(&waiting.requests, waiting.batch, &reused)),
         };
         if let Some(answer) = refusal {
@@ -147,23 +147,6 @@ impl InFlight {
         }
         self.waiting.insert(ticket, waiting);
         Ok(ticket)
-    }
-
-    /// If an id of `keys` is in flight already or earlier in the same message,
-    /// whether each is; `None` when none is.
-    fn reused(&self, keys: &[JsonRpcId]) -> Option<Vec<bool>> {
-        let is_reused =
-            |at: usize, key: &JsonRpcId| self.by_id.contains_key(key) || keys[..at].contains(key);
-        let first = keys
-            .iter()
-            .enumerate()
-            .position(|(at, key)| is_reused(at, key))?;
-        Some(
-            keys.iter()
-                .enumerate()
-                .map(|(at, key)| at >= first && is_reused(at, key))
-                .collect(),
-        )
     }
 
     /// Takes the request that a response with one of `ids` answers.

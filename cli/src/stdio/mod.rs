@@ -10,8 +10,7 @@
 //! request waits on), `lines` (lines of a pipe), `client_io` (the client's
 //! side of the pipes), `from_client` and `from_child` (the threads relaying
 //! each direction), `in_flight` (matching answers to requests by id),
-//! `given_up` (the bounded memory of ids given up), `id_in_use` (refusing an
-//! id in flight), `exit_status`, `environment` (what the child's environment
+//! `given_up` (the bounded memory of ids given up), `exit_status`, `environment` (what the child's environment
 //! holds), `process_group` (the child's group, ended before the child is
 //! reaped), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
@@ -24,7 +23,8 @@ pub(crate) mod exit_status;
 mod from_child;
 mod from_client;
 mod given_up;
-pub(crate) mod id_in_use;
+/// The refusal of an id in use, which the bridge's endpoint reaches here.
+pub(crate) use crate::jsonrpc::id_in_use;
 pub(crate) mod in_flight;
 mod lines;
 mod process_group;

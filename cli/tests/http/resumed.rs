@@ -67,6 +67,30 @@ async fn an_answer_replayed_on_a_resumed_stream_is_rewritten_when_this_process_r
     );
 }
 
+/// A call sent as `9.0` whose answer the server replays as `9` (the
+/// TypeScript SDK writes a number back so): one id, JSON-RPC's rule, the
+/// library's `JsonRpcId`, so the replayed answer is the call's.
+#[tokio::test]
+async fn an_answer_replayed_with_another_spelling_of_the_calls_id_is_rewritten() {
+    let replayed = format!("id: e2\ndata: {}\n\n", error_result(9, "exit status 2"));
+    let (upstream, _open) = resumable_upstream(replayed).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let call = r#"{"jsonrpc":"2.0","id":9.0,"method":"tools/call","params":{"name":"build","arguments":{}}}"#;
+
+    let response = proxy.post(call, &[("mcp-session-id", "s-1")]).await;
+    let mut events = Events::new(response);
+    assert!(events.next().await.unwrap().starts_with("id: e1\n"));
+    drop(events);
+    let mut resumed = Events::new(proxy.send(resume("s-1", "e1")).await);
+
+    let event = resumed.next().await.unwrap();
+    assert_eq!(
+        event_data(&event)["result"]["content"][0]["text"],
+        render_error("build", "exit status 2"),
+        "{event}"
+    );
+}
+
 #[tokio::test]
 async fn an_answer_to_a_call_of_another_session_or_never_relayed_passes_as_it_is() {
     let replayed = format!(

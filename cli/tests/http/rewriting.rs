@@ -226,6 +226,71 @@ async fn a_batch_answered_an_event_at_a_time_has_every_tool_error_rewrapped() {
     }
 }
 
+/// A batch that holds one id twice (`1`, and `1.0`: one id), which a server
+/// answers an event at a time: the proxy could not tell which answer is
+/// whose, so the batch is refused whole, as the stdio mode refuses it
+/// (`-32600` to each request), and never reaches the server: no answer
+/// reaches the client raw. With and without a tool timeout.
+#[tokio::test]
+async fn a_batch_with_an_id_twice_is_refused_and_no_answer_passes_raw() {
+    let upstream = Upstream::start(|_| {
+        Reply::events(&[
+            &format!(
+                "event: message\ndata: {}\n\n",
+                error_result(1, "first failed")
+            ),
+            &format!(
+                "event: message\ndata: {}\n\n",
+                error_result(1, "second failed")
+            ),
+        ])
+    })
+    .await;
+    let again = r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"beta","arguments":{}}}"#;
+    for second in [tool_call(1, "beta"), again.to_owned()] {
+        let batch = format!("[{},{second}]", tool_call(1, "alpha"));
+        for options in [&[][..], &["--tool-timeout", "30s"]] {
+            let proxy = Proxy::start(&upstream.url(), options).await;
+            let response = proxy.post(&batch, &[]).await;
+            let what = format!("{second}, options {options:?}");
+            let answers = match response.headers()["content-type"].to_str().unwrap() {
+                "application/json" => json(response).await,
+                _ => {
+                    let mut events = Events::new(response);
+                    let mut answers = Vec::new();
+                    while let Some(event) = events.next().await {
+                        answers.push(event_data(&event));
+                    }
+                    serde_json::Value::Array(answers)
+                }
+            };
+            for answer in answers.as_array().unwrap() {
+                let text = &answer["result"]["content"][0]["text"];
+                assert!(
+                    text.is_null() || text.as_str().unwrap().starts_with("<error tool="),
+                    "an answer passed raw: {answer} ({what})"
+                );
+            }
+            let codes: Vec<_> = answers
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|answer| answer["error"]["code"].clone())
+                .collect();
+            assert_eq!(codes, [json!(-32600), json!(-32600)], "{answers} ({what})");
+            assert_eq!(
+                answers[1]["error"]["message"],
+                format!(
+                    "Invalid request: id {} is already in use.",
+                    answers[1]["id"]
+                ),
+                "{what}"
+            );
+        }
+    }
+    assert!(upstream.received().is_empty(), "the server got the batch");
+}
+
 #[tokio::test]
 async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
     let (chunks, script_chunks) = mpsc::unbounded_channel();

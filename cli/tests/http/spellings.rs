@@ -65,6 +65,107 @@ async fn a_tool_error_under_the_endpoint_is_rewrapped_as_axum_nests_it_and_none_
     assert_eq!(answer, raw);
 }
 
+/// An upstream that routes as axum's `nest_service(endpoint, ..)`: every path
+/// that is `endpoint` or starts with `endpoint/`, as sent (axum neither
+/// decodes nor normalizes it), answers the tool error; any other is `404`.
+async fn routing_by_prefix(endpoint: &'static str) -> Upstream {
+    Upstream::start(move |received| {
+        let path = received.uri.split('?').next().unwrap_or_default();
+        let under = path
+            .strip_prefix(endpoint)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if under {
+            Reply::json(&error_result(1, "disk full"))
+        } else {
+            Reply::Whole(hyper::StatusCode::NOT_FOUND, vec![], Vec::new())
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_tool_error_at_a_dot_segment_under_the_endpoint_is_rewrapped_as_axum_routes_it() {
+    let raw: Value = serde_json::from_str(&error_result(1, "disk full")).unwrap();
+    // Each spelling the upstream routes to its endpoint, an endpoint at the
+    // root of the path and one under it.
+    for (endpoint, paths) in [
+        (
+            "/mcp",
+            &[
+                "/mcp/..",
+                "/mcp/../x",
+                "/mcp/%2e%2e",
+                "/mcp/%2E%2E/",
+                "/mcp//..",
+                "/mcp/./..",
+                "/mcp/x/../..",
+                "/mcp/",
+            ][..],
+        ),
+        (
+            "/v1/mcp",
+            &["/v1/mcp/..", "/v1/mcp/../..", "/v1/mcp/%2e%2e/x", "/v1/mcp"][..],
+        ),
+    ] {
+        let upstream = routing_by_prefix(endpoint).await;
+        let url = format!("http://{}{endpoint}", upstream.address);
+        let proxy = Proxy::start(&url, &[]).await;
+        for path in paths {
+            let direct =
+                json(post_at(upstream.address, path, &tool_call(1, "fail"), &[]).await).await;
+            assert_eq!(direct, raw, "the upstream routes {path} to its endpoint");
+            let answer = json(post_at(proxy.address, path, &tool_call(1, "fail"), &[]).await).await;
+            assert_eq!(answer, rewrapped(&raw, "fail"), "{path}");
+        }
+    }
+}
+
+/// An upstream behind Cloudflare's URL normalization (its default type):
+/// each `\` read as a `/`, as the WHATWG URL parser reads an `http` URL,
+/// runs of `/` merged and dot segments removed, before a router that serves
+/// the endpoint `/mcp` alone answers the tool error; any other path is `404`.
+async fn behind_cloudflare_normalization() -> Upstream {
+    Upstream::start(|received| {
+        let path = received.uri.split('?').next().unwrap_or_default();
+        let mut segments: Vec<&str> = Vec::new();
+        for segment in path
+            .split(['/', '\\'])
+            .filter(|segment| !segment.is_empty())
+        {
+            match segment {
+                "." => {}
+                ".." => drop(segments.pop()),
+                segment => segments.push(segment),
+            }
+        }
+        if segments == ["mcp"] {
+            Reply::json(&error_result(1, "disk full"))
+        } else {
+            Reply::Whole(hyper::StatusCode::NOT_FOUND, vec![], Vec::new())
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_tool_error_through_a_backslash_is_rewrapped_as_cloudflare_normalizes_it() {
+    let raw: Value = serde_json::from_str(&error_result(1, "disk full")).unwrap();
+    let upstream = behind_cloudflare_normalization().await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    for path in [
+        "/x\\..\\mcp",
+        "/x/..\\mcp",
+        "/x\\../mcp",
+        "/mcp\\",
+        "/.\\mcp",
+    ] {
+        let direct = json(post_at(upstream.address, path, &tool_call(1, "fail"), &[]).await).await;
+        assert_eq!(direct, raw, "the upstream routes {path} to its endpoint");
+        let answer = json(post_at(proxy.address, path, &tool_call(1, "fail"), &[]).await).await;
+        assert_eq!(answer, rewrapped(&raw, "fail"), "{path}");
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs the test servers: scripts/install-test-servers.sh"]
 async fn starlette_percent_encoded_letters_reach_the_layer_on_both_paths() {
