@@ -18,6 +18,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use crate::bridge::child_input::Queued;
 use crate::bridge::guard::Guard;
@@ -31,9 +32,10 @@ use crate::http::connections::Connections;
 use crate::http::drain::Drain;
 use crate::http::headers;
 use crate::http::site::Site;
+use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
+use crate::jsonrpc::message::{Answer, cancelled_ids_among, requests_among};
 use crate::jsonrpc::nested;
-use crate::stdio::id_in_use;
 
 /// The session header of the transport.
 static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -132,7 +134,7 @@ impl Bridge {
         let Ok(message) = nested::from_slice(&bytes) else {
             return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
         };
-        let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let is_initialize = opens_a_session(&message);
         if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
             return self.sessionless(message, &parts.headers).await;
         }
@@ -160,9 +162,8 @@ impl Bridge {
         // A call the client cancelled is never answered (the child's relay
         // withdraws it): its stream ends once the cancellation is sent,
         // without an answer, wherever in a batch the cancellation is.
-        let cancelled: Vec<JsonRpcId> = members
-            .iter()
-            .filter_map(|member| member.cancelled_id())
+        let cancelled: Vec<JsonRpcId> = cancelled_ids_among(&members)
+            .into_iter()
             .map(JsonRpcId::new)
             .collect();
         let requests: Vec<_> = members
@@ -189,15 +190,9 @@ impl Bridge {
         let mut response = match session.register(sent, &events) {
             Err(Registration::Ended) => return not_found(),
             Err(Registration::InUse(in_use)) => {
-                let calls: Vec<(Value, bool)> = requests
-                    .iter()
-                    .map(|request| (request.id.clone(), request.is_tool_call()))
-                    .collect();
+                let calls = requests_among(&members);
                 let refusal = id_in_use::refusal(&calls, message.is_array(), &in_use);
-                let (line, _) = refusal.into_line();
-                let _ = events.send(event(&line)).await;
-                drop(events);
-                event_stream(body)
+                own_answer(refusal, events, body, &parts.headers).await
             }
             Ok(()) => {
                 match session.send(&line) {
@@ -237,11 +232,15 @@ impl Bridge {
     /// do its cancellations of them; its other notifications and its answers
     /// go nowhere, since no child asked for them.
     async fn sessionless(&self, mut message: Value, headers: &HeaderMap) -> Response<ProxyBody> {
-        if !members(&message)
-            .iter()
-            .any(|member| matches!(member, Member::Request(_)))
-        {
+        let calls = requests_among(&members(&message));
+        if calls.is_empty() {
             return status_only(StatusCode::ACCEPTED);
+        }
+        // Each `POST` is answered on its own stream: only a batch can hold
+        // an id in use, twice.
+        if let Some(refusal) = id_in_use::refused(&calls, message.is_array(), |_| false) {
+            let (events, body) = ChannelBody::new();
+            return own_answer(refusal, events, body, headers).await;
         }
         if self.is_draining() {
             return stopping();
@@ -347,6 +346,31 @@ impl Site for Bridge {
         let request = request.map(|body| RequestBody::new(body, activity.clone()));
         let response = self.answer(request).await;
         Ok(response.map(|body| ResponseBody::new(body, activity)))
+    }
+}
+
+/// Whether `message` opens a session: an `initialize` request (a
+/// notification of that method opens none, nor does a batch).
+fn opens_a_session(message: &Value) -> bool {
+    matches!(Member::of(message), Member::Request(request) if request.method == "initialize")
+}
+
+/// The response carrying `answer`, the bridge's own to a whole message,
+/// on `body` (whose sender is `events`): an event stream, or JSON for a
+/// client that takes no stream.
+async fn own_answer(
+    answer: Answer,
+    events: mpsc::Sender<Bytes>,
+    body: ChannelBody,
+    headers: &HeaderMap,
+) -> Response<ProxyBody> {
+    let (line, _) = answer.into_line();
+    let _ = events.send(event(line.trim_ascii_end())).await;
+    drop(events);
+    if accepts_events(headers) {
+        event_stream(body)
+    } else {
+        json_answer(body).await
     }
 }
 

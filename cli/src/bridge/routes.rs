@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::jsonrpc::envelope::{self, Envelope};
+use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, Request, members};
 use crate::jsonrpc::nested;
 use crate::jsonrpc::splice::{Spliced, splice};
@@ -40,7 +41,7 @@ pub(crate) enum Registration {
     /// The session has ended.
     Ended,
     /// Some of their ids are in flight already, or held twice: `true` at
-    /// their places.
+    /// their places ([`id_in_use::in_use`]).
     InUse(Vec<bool>),
 }
 
@@ -128,17 +129,8 @@ impl Routes {
         if self.ended {
             return Err(Registration::Ended);
         }
-        let in_use: Vec<bool> = requests
-            .iter()
-            .enumerate()
-            .map(|(index, request)| {
-                self.calls.contains_key(&request.id)
-                    || requests[..index]
-                        .iter()
-                        .any(|before| before.id == request.id)
-            })
-            .collect();
-        if in_use.contains(&true) {
+        let ids: Vec<JsonRpcId> = requests.iter().map(|request| request.id.clone()).collect();
+        if let Some(in_use) = id_in_use::in_use(&ids, |id| self.calls.contains_key(id)) {
             return Err(Registration::InUse(in_use));
         }
         self.last_used = Instant::now();

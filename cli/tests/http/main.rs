@@ -10,7 +10,8 @@
 //! (`client_limits`, and the attacks they stop: `attack`), memory given back
 //! after a burst (`memory`), `--forwarded`, the
 //! listen queue and `CONNECT` (`edge`), the bridge in front of a stdio
-//! server (`bridge`), who may use it (`bridge_access`), what an operator
+//! server (`bridge`), what it reads of a message (`bridge_messages`), who may
+//! use it (`bridge_access`), what an operator
 //! probes of it (`bridge_operations`) and its children's environment
 //! (`bridge_environment`), the same random traffic through the three modes
 //! against the library over JSON (`same_traffic`), a worker per CPU
@@ -34,6 +35,7 @@ mod bounds;
 mod bridge;
 mod bridge_access;
 mod bridge_environment;
+mod bridge_messages;
 mod bridge_operations;
 mod bridge_servers;
 mod bridge_stuck;
