@@ -476,3 +476,37 @@ async fn a_request_of_the_server_past_max_message_bytes_is_refused_to_it_and_ans
         );
     }
 }
+
+/// A server that reads one request, then never reads its stdin again, and
+/// sends requests past the bound: the wrapper's errors to them fill the
+/// stdin's pipe and then its bounded queue; the server's later lines still
+/// reach the client, and the client's end ends the wrapper, which stops the
+/// server after its grace.
+const STOPS_READING: &str = r#"
+import json, sys, time
+request = json.loads(sys.stdin.readline())
+text = "x" * 2048
+for n in range(2000):
+    print(json.dumps({"jsonrpc": "2.0", "id": "r%d" % n, "method": "sampling/createMessage", "params": {"text": text}}), flush=True)
+print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "still relayed"}}), flush=True)
+print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}), flush=True)
+time.sleep(60)
+"#;
+
+#[tokio::test]
+async fn a_server_that_stops_reading_stalls_neither_its_output_nor_the_wrappers_exit() {
+    let server = Server::new("python3", &["-c", STOPS_READING]);
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    let lines = session.exchange(&tool_call(1, "any", json!({}))).await;
+    let data: Vec<Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .collect();
+    assert_eq!(data.len(), 2, "{lines:?}");
+    assert_eq!(data[0]["params"]["data"], "still relayed");
+    assert_eq!(data[1]["result"]["content"], json!([]));
+    session.close_stdin();
+    // The grace is 5 s; the server would sleep a minute.
+    let status = session.wait().await;
+    assert!(!status.success() || status.code() == Some(0), "{status:?}");
+}

@@ -11,16 +11,17 @@ use std::fs::File;
 use std::future::Future;
 use std::io::{BufWriter, Write};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use serde_json::{Value, json};
+use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tower_service::Service;
 
 use crate::jsonrpc::message::{Answer, Withdrawn, cancelled_ids};
 use crate::stdio::in_flight::{InFlight, Refused, Ticket};
+use crate::stdio::own_lines::OwnLines;
 
 /// The state shared by the thread reading the client, the thread reading the
 /// child, and the runtime.
@@ -28,14 +29,12 @@ use crate::stdio::in_flight::{InFlight, Refused, Ticket};
 pub(crate) struct Child {
     in_flight: Mutex<InFlight>,
     input: ChildInput,
-    /// The wrapper's own cancellations (at a timeout), sent once the
-    /// timeout's answer is written: the client hears of the timeout before
-    /// anything the child says about it.
-    cancellations: Mutex<Vec<u8>>,
-    /// Whether a thread is sending the cancellations: one at a time, so that a
-    /// child that stops reading its stdin holds one thread of the blocking
-    /// pool, not one per timeout.
-    sending_cancellations: AtomicBool,
+    /// The wrapper's own lines for the child: its cancellations (at a
+    /// timeout), sent once the timeout's answer is written, so that the
+    /// client hears of the timeout before anything the child says about it;
+    /// its errors to the server's requests too long to read; the closing of
+    /// the stdin from the runtime.
+    own_lines: OwnLines,
 }
 
 impl Child {
@@ -43,8 +42,7 @@ impl Child {
         Arc::new(Self {
             in_flight: Mutex::new(InFlight::default()),
             input: ChildInput::new(stdin),
-            cancellations: Mutex::default(),
-            sending_cancellations: AtomicBool::new(false),
+            own_lines: OwnLines::default(),
         })
     }
 
@@ -84,65 +82,67 @@ impl Child {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Closes the child's stdin, from the runtime.
+    /// Closes the child's stdin, from the runtime, once the wrapper's own
+    /// lines queued before are written.
     pub(crate) fn close_input_from_runtime(self: &Arc<Self>) {
-        let child = self.clone();
-        tokio::task::spawn_blocking(move || child.input.close());
+        self.own_lines.close_after();
+        self.send_own_lines_from(&Handle::current());
     }
 
     /// Gives up the request `ticket` (its timeout expired); the child is
-    /// told by [`send_cancellations`](Self::send_cancellations).
+    /// told by [`send_own_lines`](Self::send_own_lines).
     fn cancel(&self, ticket: Ticket) {
         let Some(ids) = self.in_flight().cancel(ticket) else {
             return;
         };
-        let mut cancellations = self.cancellations();
         for id in ids {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
                 "params": {"requestId": id, "reason": "The client's tool timeout expired."},
             });
-            serde_json::to_writer(&mut *cancellations, &notification)
-                .expect("a JSON value serializes");
-            cancellations.push(b'\n');
+            let mut line = serde_json::to_vec(&notification).expect("a JSON value serializes");
+            line.push(b'\n');
+            // Past the bound the child is not reading: it would not read this.
+            self.own_lines.push(&line);
         }
     }
 
-    fn cancellations(&self) -> MutexGuard<'_, Vec<u8>> {
-        // Whole lines are appended: a panic cannot leave half of one.
-        self.cancellations
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Whether a line of the wrapper's own waits for a writer.
+    pub(crate) fn has_own_lines(&self) -> bool {
+        self.own_lines.has_work()
     }
 
-    /// Whether a cancellation of the wrapper's own waits to be sent.
-    pub(crate) fn cancels(&self) -> bool {
-        !self.cancellations().is_empty()
-    }
-
-    /// Sends the wrapper's own cancellations to the child. Blocking, unless
-    /// another thread is sending them: that one sends these too.
-    pub(crate) fn send_cancellations(&self) {
-        while self.cancels() {
-            if self.sending_cancellations.swap(true, Ordering::AcqRel) {
-                return;
-            }
-            let lines = std::mem::take(&mut *self.cancellations());
-            if !lines.is_empty() {
-                self.input.write(&lines);
-                self.input.flush();
-            }
-            // Lines queued while this thread wrote are seen by the loop's test.
-            self.sending_cancellations.store(false, Ordering::Release);
+    /// Sends `line` (newline included), the wrapper's own, to the child
+    /// from `runtime`'s blocking pool, unless the child has not read enough
+    /// of those before it (it is dropped then).
+    pub(crate) fn send_from_runtime(self: &Arc<Self>, line: &[u8], runtime: &Handle) {
+        if self.own_lines.push(line) {
+            self.send_own_lines_from(runtime);
         }
+    }
+
+    /// Starts a writer of the wrapper's own lines in `runtime`'s blocking
+    /// pool, unless one is writing.
+    fn send_own_lines_from(self: &Arc<Self>, runtime: &Handle) {
+        if self.has_own_lines() {
+            let child = self.clone();
+            runtime.spawn_blocking(move || child.send_own_lines());
+        }
+    }
+
+    /// Sends the wrapper's own lines to the child. Blocking, unless another
+    /// thread is sending them: that one sends these too.
+    pub(crate) fn send_own_lines(&self) {
+        self.own_lines.write_to(&self.input);
     }
 }
 
 /// The child's stdin: written by the thread reading the client, which flushes
-/// when it has no more complete lines; and, rarely, from the runtime (a
-/// cancellation at a timeout, closing it on a second SIGINT), through the
-/// blocking pool so that a child that does not read cannot stop the runtime.
+/// when it has no more complete lines; and, rarely, with the wrapper's own
+/// lines (`own_lines`), by one thread of the blocking pool at a time, so that
+/// a child that does not read cannot stop the runtime nor the thread reading
+/// its stdout.
 #[derive(Debug)]
 pub(crate) struct ChildInput {
     /// `None` once closed, or after a write failed.
@@ -150,7 +150,7 @@ pub(crate) struct ChildInput {
 }
 
 impl ChildInput {
-    fn new(stdin: File) -> Self {
+    pub(super) fn new(stdin: File) -> Self {
         Self {
             stdin: Mutex::new(Some(BufWriter::with_capacity(64 * 1024, stdin))),
         }

@@ -11,7 +11,6 @@
 //! to the child's stdin, so that the server does not wait for ever.
 
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_tool_errors::NoAnswer;
@@ -25,7 +24,6 @@ use crate::jsonrpc::member::Kind;
 use crate::jsonrpc::member_scan::Scanned;
 use crate::jsonrpc::message::{Answer, response_ids};
 use crate::jsonrpc::own_answer::{self, INTERNAL_ERROR};
-use crate::stdio::child::Child;
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
@@ -44,12 +42,12 @@ pub(crate) fn spawn(
         count_due,
     });
     tokio::spawn(write_counts_when_due(logs.clone(), counts_due));
-    let to_child = Arc::new(ToChild::new(stack.child().clone(), Handle::current()));
+    let runtime = Handle::current();
     std::thread::Builder::new()
         .name("server stdout".to_owned())
         .spawn(move || {
             let lines = Lines::new(stdout, max_message_bytes);
-            relay_child(&stack, lines, max_message_bytes, &logs, &to_child);
+            relay_child(&stack, lines, max_message_bytes, &logs, &runtime);
             let _ = done.send(());
         })?;
     Ok(())
@@ -60,7 +58,7 @@ fn relay_child(
     mut lines: Lines,
     max_message_bytes: usize,
     logs: &ChildLogs,
-    to_child: &Arc<ToChild>,
+    runtime: &Handle,
 ) {
     let output = stack.output();
     loop {
@@ -72,7 +70,7 @@ fn relay_child(
                 first,
             })) => {
                 answer_too_long(stack, &members, max_message_bytes);
-                refuse_too_long(to_child, &members, batch, max_message_bytes);
+                refuse_too_long(stack, runtime, &members, batch, max_message_bytes);
                 if first {
                     logs.event(Log::TooLong, || TOO_LONG.to_owned());
                 }
@@ -167,10 +165,12 @@ fn answer_too_long(stack: &Stack, members: &[Scanned], max: usize) {
 }
 
 /// Answers the server's requests among `members` (of a message too long to
-/// read, a `batch` or not) with a JSON-RPC error each, sent to the child.
-fn refuse_too_long(to_child: &Arc<ToChild>, members: &[Scanned], batch: bool, max: usize) {
+/// read, a `batch` or not) with a JSON-RPC error each, sent to the child as
+/// the wrapper's own line (`own_lines`): this thread never waits on the
+/// child's stdin, which a child that does not read would stop.
+fn refuse_too_long(stack: &Stack, runtime: &Handle, members: &[Scanned], batch: bool, max: usize) {
     if let Some(refusal) = refusal(members, batch, max) {
-        to_child.send(refusal);
+        stack.child().send_from_runtime(&refusal, runtime);
     }
 }
 
@@ -192,80 +192,6 @@ fn refusal(members: &[Scanned], batch: bool, max: usize) -> Option<Vec<u8>> {
     let mut line = serde_json::to_vec(&answer).expect("a JSON value serializes");
     line.push(b'\n');
     Some(line)
-}
-
-/// The most bytes of the wrapper's own lines that wait for the child's stdin:
-/// a child that does not read it gets no more.
-const MAX_QUEUED_TO_CHILD: usize = 64 * 1024;
-
-/// The wrapper's own lines for the child's stdin (its answers to the server's
-/// requests too long to read), written from the runtime's blocking pool, by
-/// one thread at a time: the thread reading the child's stdout must never
-/// wait on its stdin, which a child that does not read would stop.
-#[derive(Debug)]
-struct ToChild {
-    child: Arc<Child>,
-    runtime: Handle,
-    /// The lines not written yet, at most [`MAX_QUEUED_TO_CHILD`] bytes.
-    queued: Mutex<Vec<u8>>,
-    /// Whether a thread is writing them.
-    writing: AtomicBool,
-}
-
-impl ToChild {
-    fn new(child: Arc<Child>, runtime: Handle) -> Self {
-        Self {
-            child,
-            runtime,
-            queued: Mutex::default(),
-            writing: AtomicBool::new(false),
-        }
-    }
-
-    fn queued(&self) -> MutexGuard<'_, Vec<u8>> {
-        // Whole lines are appended: a panic cannot leave half of one.
-        self.queued
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Queues `line`, unless the child has not read enough of the others
-    /// (it is dropped then); returns whether it is queued.
-    fn queue(&self, line: &[u8]) -> bool {
-        let mut queued = self.queued();
-        if queued.len() + line.len() > MAX_QUEUED_TO_CHILD {
-            return false;
-        }
-        queued.extend_from_slice(line);
-        true
-    }
-
-    /// Sends `line` to the child, from the blocking pool.
-    fn send(self: &Arc<Self>, line: Vec<u8>) {
-        if !self.queue(&line) || self.writing.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let to_child = self.clone();
-        self.runtime.spawn_blocking(move || to_child.write_queued());
-    }
-
-    /// Writes the queued lines until none is left.
-    fn write_queued(&self) {
-        loop {
-            let lines = std::mem::take(&mut *self.queued());
-            if !lines.is_empty() {
-                let input = self.child.input();
-                input.write(&lines);
-                input.flush();
-            }
-            self.writing.store(false, Ordering::Release);
-            // A line queued after the take, while this thread still wrote, is
-            // this thread's to write unless another has started since.
-            if self.queued().is_empty() || self.writing.swap(true, Ordering::AcqRel) {
-                return;
-            }
-        }
-    }
 }
 
 /// How the log line for a line from the child that is not JSON begins.
@@ -420,21 +346,5 @@ mod tests {
             "a response is not answered"
         );
         assert_eq!(line(&[], false), None);
-    }
-
-    #[test]
-    fn a_child_that_does_not_read_gets_no_more_than_the_bound() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let stdin = File::create("/dev/null").unwrap();
-        let to_child = ToChild::new(Child::new(stdin), runtime.handle().clone());
-        let line = vec![b'x'; 1000];
-        let queued = std::iter::repeat_with(|| to_child.queue(&line))
-            .take(100)
-            .filter(|queued| *queued)
-            .count();
-        assert_eq!(queued, MAX_QUEUED_TO_CHILD / 1000);
-        assert!(to_child.queued().len() <= MAX_QUEUED_TO_CHILD);
     }
 }

@@ -16,8 +16,10 @@ use crate::jsonrpc::nested;
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
-/// Starts the thread reading `stdin`; `closed` is told at its end, once the
-/// child's stdin is closed.
+/// Starts the thread reading `stdin`; `closed` is told at its end, before the
+/// child's stdin is closed: closing it waits for what is written to it, which
+/// a child that does not read never takes, and the wrapper's grace starts
+/// then all the same.
 pub(crate) fn spawn(
     stack: Arc<Stack>,
     stdin: File,
@@ -29,6 +31,7 @@ pub(crate) fn spawn(
             // The client's lines are its own to bound.
             relay_client(&stack, Lines::new(stdin, usize::MAX));
             let _ = closed.send(());
+            stack.child().input().close();
         })?;
     Ok(())
 }
@@ -49,7 +52,6 @@ fn relay_client(stack: &Stack, mut lines: Lines) {
             input.flush();
         }
     }
-    input.close();
 }
 
 fn client_line(stack: &Stack, line: &[u8]) {

@@ -10,7 +10,8 @@
 //! request waits on), `lines` (lines of a pipe), `client_io` (the client's
 //! side of the pipes), `from_client` and `from_child` (the threads relaying
 //! each direction), `in_flight` (matching answers to requests by id),
-//! `given_up` (the bounded memory of ids given up), `exit_status`, `environment` (what the child's environment
+//! `given_up` (the bounded memory of ids given up), `own_lines` (the wrapper's
+//! own lines to the child, one bounded queue with one writer), `exit_status`, `environment` (what the child's environment
 //! holds), `process_group` (the child's group, ended before the child is
 //! reaped), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
@@ -23,10 +24,9 @@ pub(crate) mod exit_status;
 mod from_child;
 mod from_client;
 mod given_up;
-/// The refusal of an id in use, which the bridge's endpoint reaches here.
-pub(crate) use crate::jsonrpc::id_in_use;
 pub(crate) mod in_flight;
 mod lines;
+mod own_lines;
 mod process_group;
 pub(crate) mod relay;
 pub(crate) mod stack;
@@ -43,7 +43,8 @@ use crate::signals;
 /// more threads would only wait on the locks: with tokio's default of 512, a
 /// burst of timeouts started a thread each (488 threads and 10 MB more after
 /// 100,000 timeouts, 1,000 at a time). One thread at most waits on the child's
-/// stdin (`Child::send_cancellations`), which leaves the others for the client.
+/// stdin (`Child::send_own_lines`, the one writer of the wrapper's own lines),
+/// which leaves the others for the client.
 pub(crate) const BLOCKING_THREADS: usize = 4;
 
 /// Runs the child until it exits; returns the wrapper's exit status. With

@@ -242,14 +242,14 @@ impl Stack {
             let value = answer.await.ok().flatten();
             let answer = message::answered(value, &child_answer)
                 .filter(|_| !settled.swap(true, Ordering::AcqRel));
-            if answer.is_some() || child.cancels() {
+            if answer.is_some() || child.has_own_lines() {
                 // Neither pipe may stop the runtime: written in the blocking
                 // pool, the answer first.
                 tokio::task::spawn_blocking(move || {
                     if let Some(answer) = answer {
                         output.write_answer(answer);
                     }
-                    child.send_cancellations();
+                    child.send_own_lines();
                     drop(answering);
                 });
             }
