@@ -154,3 +154,21 @@ pub(crate) fn send(pid: u32, signal: i32) {
         ));
     }
 }
+
+/// Sends SIGKILL to the process `pid` alone: one found holding what a child
+/// that exited left open ([`StdoutPipe`]). Its id was read from the system
+/// just before, while it held the pipe: to name another process, it would
+/// have to exit and the system hand its id out again in between, which
+/// takes going through every other id first.
+///
+/// [`StdoutPipe`]: crate::stdio::stdout_holders::StdoutPipe
+pub(crate) fn kill(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes two integers and touches no memory of this process.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}

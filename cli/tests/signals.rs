@@ -165,3 +165,49 @@ async fn a_helper_that_ignores_sigterm_in_the_childs_group_does_not_outlive_the_
         "the child was reaped while its helper ran"
     );
 }
+
+#[tokio::test]
+async fn a_helper_that_left_the_childs_group_and_holds_its_stdout_does_not_outlive_the_command() {
+    // The helper starts a session of its own (setsid: a group the command
+    // cannot name), ignores SIGTERM and keeps the child's stdout open; it
+    // says its pid on stderr. The child exits at the end of its stdin.
+    let script = r#"
+import os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.stderr.write("helper %d\n" % os.getpid())
+    sys.stderr.flush()
+    time.sleep(300)
+    os._exit(0)
+sys.stdin.read()
+"#;
+    let server = Server::new("python3", &["-c", script]);
+    let mut session = Session::wrapped(&[], &server);
+    session.stderr_shows("helper ").await;
+    let stderr = session.stderr();
+    let helper: u32 = stderr
+        .split("helper ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pid| pid.parse().ok())
+        .expect("the helper's pid");
+    assert!(runs(helper));
+    assert_ne!(process_group(helper), process_group(session.pid()));
+    session.close_stdin();
+    assert_eq!(session.line_or_eof().await, None);
+    session.wait().await;
+    let gone = tokio::time::timeout(Duration::from_secs(2), async {
+        while runs(helper) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .is_ok();
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &helper.to_string()])
+            .status();
+    }
+    assert!(gone, "the helper outlived the command");
+}

@@ -13,7 +13,8 @@
 //! `given_up` (the bounded memory of ids given up), `own_lines` (the wrapper's
 //! own lines to the child, one bounded queue with one writer), `exit_status`, `environment` (what the child's environment
 //! holds), `process_group` (the child's group, ended before the child is
-//! reaped), and `relay` (one child relayed to one
+//! reaped), `stdout_holders` (what holds the child's stdout from outside its
+//! group once it exited, killed), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
 //! sessions').
 
@@ -30,6 +31,7 @@ mod own_lines;
 mod process_group;
 pub(crate) mod relay;
 pub(crate) mod stack;
+mod stdout_holders;
 
 use self::client_io::ClientOutput;
 use self::exit_status::{describe, exit_code};

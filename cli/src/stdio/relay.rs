@@ -19,14 +19,16 @@ use crate::stdio::client_io::ClientOutput;
 use crate::stdio::exit_status::describe;
 use crate::stdio::process_group::ProcessGroup;
 use crate::stdio::stack::Stack;
+use crate::stdio::stdout_holders::StdoutPipe;
 use crate::stdio::{environment, from_child, from_client};
 
 /// How long the child may take to exit after the client closed stdin, or after
 /// it closed its stdout, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-/// How long the child's last lines may take to arrive after it exited (a
-/// grandchild may hold its stdout open forever).
+/// How long the child's last lines may take to arrive after it exited and
+/// its group ended (a helper outside its group may hold its stdout: it is
+/// killed then, `stdout_holders`).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// The client's side: where its lines are read, where the lines for it go.
@@ -56,6 +58,8 @@ pub(crate) struct Relay {
     output: Arc<ClientOutput>,
     /// Told at the end of the child's stdout.
     reader_done: oneshot::Receiver<()>,
+    /// The child's stdout, for what still holds it after the child's end.
+    stdout: StdoutPipe,
     /// Told at the end of the client's input.
     client_closed: oneshot::Receiver<()>,
 }
@@ -114,9 +118,11 @@ impl Relay {
         ));
         let (reader_done, reader_seen) = oneshot::channel();
         let (client_closed, client_seen) = oneshot::channel();
+        let stdout = File::from(stdout);
+        let stdout_pipe = StdoutPipe::of(&stdout);
         from_child::spawn(
             stack.clone(),
-            stdout.into(),
+            stdout,
             options.max_message_bytes(),
             reader_done,
         )
@@ -129,6 +135,7 @@ impl Relay {
             stack,
             output,
             reader_done: reader_seen,
+            stdout: stdout_pipe,
             client_closed: client_seen,
         })
     }
@@ -164,6 +171,14 @@ impl Relay {
         // The child's last lines (answers written just before it exited)
         // first, then everything still in flight is answered with the status.
         if !self.reader_done.is_terminated() {
+            let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
+        }
+        // A helper that left the group still holds the child's stdout: it
+        // would outlive the command, and the reading of the pipe with it.
+        if !self.reader_done.is_terminated() && self.stdout.kill_holders() > 0 {
+            crate::log(
+                "killed what still held the server's stdout after it exited, outside its process group",
+            );
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
         }
         self.stack.child_gone(describe(status));
