@@ -36,7 +36,10 @@ impl StdoutPipe {
     }
 }
 
-/// The processes other than this one that hold the pipe `inode` open.
+/// The processes other than this one that hold the writing end of the pipe
+/// `inode` open. Only that end keeps the pipe open; and a process this one
+/// forks holds a copy of the reading end until it runs its program, which
+/// is no holder.
 #[cfg(target_os = "linux")]
 fn holders(inode: u64) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -50,11 +53,29 @@ fn holders(inode: u64) -> Vec<u32> {
         .filter(|pid| {
             // Another user's process, or one gone meanwhile, is not listed.
             std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-                fds.filter_map(Result::ok)
-                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == *link))
+                fds.filter_map(Result::ok).any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|target| target == *link)
+                        && writes(*pid, &fd.file_name().to_string_lossy())
+                })
             })
         })
         .collect()
+}
+
+/// Whether the descriptor `fd` of `pid` is open for writing, by its flags in
+/// `/proc/PID/fdinfo/FD` (octal).
+#[cfg(target_os = "linux")]
+fn writes(pid: u32, fd: &str) -> bool {
+    let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+        return false;
+    };
+    info.lines()
+        .find_map(|line| line.strip_prefix("flags:"))
+        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+        .is_some_and(|flags| {
+            let access = flags & 0o3;
+            access == 0o1 || access == 0o2
+        })
 }
 
 /// Where the system offers no list of processes' files, no holder is found.
@@ -70,11 +91,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_process_holding_the_pipe_is_found_and_this_one_never() {
+    fn a_process_writing_to_the_pipe_is_found_and_one_reading_it_or_this_one_never() {
         let (reader, writer) = std::io::pipe().unwrap();
         let pipe = StdoutPipe::of(&File::from(OwnedFd::from(reader.try_clone().unwrap())));
         let inode = pipe.inode.expect("a pipe has an inode");
         assert_eq!(holders(inode), Vec::<u32>::new(), "only this process");
+        let reading = std::process::Command::new("sleep")
+            .arg("30")
+            .stdin(reader.try_clone().unwrap())
+            .spawn()
+            .unwrap();
         let mut holder = std::process::Command::new("sleep")
             .arg("30")
             .stdout(writer)
@@ -85,6 +111,9 @@ mod tests {
         let status = holder.wait().unwrap();
         assert!(!status.success());
         assert_eq!(holders(inode), Vec::<u32>::new());
+        let mut reading = reading;
+        reading.kill().unwrap();
+        reading.wait().unwrap();
         drop(reader);
     }
 }
