@@ -36,6 +36,7 @@ use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::message::{Answer, cancelled_ids_among, requests_among};
 use crate::jsonrpc::nested;
+use crate::jsonrpc::own_answer::{self, INVALID_REQUEST};
 
 /// The session header of the transport.
 static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -236,6 +237,13 @@ impl Bridge {
         if calls.is_empty() {
             return status_only(StatusCode::ACCEPTED);
         }
+        // A pooled child is initialized by the bridge, and serves every
+        // sessionless client: an `initialize` of a client's own (in a batch;
+        // alone, it opens a session) would change it for all of them.
+        if let Some(refusal) = initialize_refused(&message, &calls) {
+            let (events, body) = ChannelBody::new();
+            return own_answer(refusal, events, body, headers).await;
+        }
         // Each `POST` is answered on its own stream: only a batch can hold
         // an id in use, twice.
         if let Some(refusal) = id_in_use::refused(&calls, message.is_array(), |_| false) {
@@ -349,10 +357,42 @@ impl Site for Bridge {
     }
 }
 
+/// The method of the request that opens a session.
+const INITIALIZE: &str = "initialize";
+
 /// Whether `message` opens a session: an `initialize` request (a
 /// notification of that method opens none, nor does a batch).
 fn opens_a_session(message: &Value) -> bool {
-    matches!(Member::of(message), Member::Request(request) if request.method == "initialize")
+    matches!(Member::of(message), Member::Request(request) if request.method == INITIALIZE)
+}
+
+/// The refusal of a sessionless `message` (whose requests are `calls`) that
+/// holds an `initialize` request, whole, as a batch holding an id in use is
+/// refused (`id_in_use`): `-32600` to each of its requests. `None` when it
+/// holds none.
+fn initialize_refused(message: &Value, calls: &[(Value, bool)]) -> Option<Answer> {
+    let initializes: Vec<bool> = members(message)
+        .into_iter()
+        .filter_map(Member::request)
+        .map(|request| request.method == INITIALIZE)
+        .collect();
+    if !initializes.contains(&true) {
+        return None;
+    }
+    let answers = calls.iter().zip(&initializes).map(|((id, _), initialize)| {
+        let sentence = if *initialize {
+            "Invalid request: initialize opens a session, sent alone without Mcp-Session-Id."
+        } else {
+            "Invalid request: the batch holds an initialize, which opens a session when sent alone."
+        };
+        own_answer::error(id, INVALID_REQUEST, sentence)
+    });
+    let value = if message.is_array() {
+        Value::Array(answers.collect())
+    } else {
+        answers.into_iter().next().unwrap_or(Value::Null)
+    };
+    Some(Answer::made(value))
 }
 
 /// The response carrying `answer`, the bridge's own to a whole message,

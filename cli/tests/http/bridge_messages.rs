@@ -90,3 +90,46 @@ async fn an_initialize_notification_opens_no_session() {
     // The one session the cap allows is still free.
     let _session = bridge.open().await;
 }
+
+/// A server of protocol 2026-07-28 that reads batches: it answers
+/// `server/discover`, never answers `hang`, and dies of an `initialize`.
+const MODERN_SERVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    for member in message if isinstance(message, list) else [message]:
+        if member.get("method") == "initialize":
+            sys.exit(9)
+        if member.get("method") == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+            print(json.dumps({"jsonrpc": "2.0", "id": member["id"], "result": result}), flush=True)
+"#;
+
+#[tokio::test]
+async fn an_initialize_in_a_sessionless_batch_never_reaches_the_shared_child() {
+    let bridge = Bridge::start(&[], &Server::new("python3", &["-c", MODERN_SERVER])).await;
+    let address = bridge.process.address;
+    let hang = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let hanging = post_to(address, hang, &[]).await;
+    assert_eq!(hanging.status(), StatusCode::OK);
+    let children = bridge.children();
+    assert_eq!(children.len(), 1, "{children:?}");
+    let batch = format!(
+        "[{},{}]",
+        crate::bridge::INITIALIZE,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
+    );
+    let response = post_to(address, &batch, &[]).await;
+    let refusals = answers(response).await;
+    let codes: Vec<&Value> = refusals[0]
+        .as_array()
+        .expect("a batch")
+        .iter()
+        .map(|answer| &answer["error"]["code"])
+        .collect();
+    assert_eq!(codes, [&json!(-32600), &json!(-32600)], "{refusals:?}");
+    // The other client's call is still in flight, on the same child.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(bridge.children(), children);
+    drop(hanging);
+}
