@@ -18,7 +18,8 @@
 //!
 //! An `Origin` is the listen address's own when its host is the listen
 //! address itself, an address of this machine's (one a socket can be bound
-//! to) when the bridge listens on every address, or `localhost` when it
+//! to) in a family the listener serves when the bridge listens on every
+//! address (`0.0.0.0` serves no IPv6 address), or `localhost` when it
 //! listens on loopback; and its port is the listen port. Another machine's
 //! address is not the bridge's own: a page served from it, on the same
 //! port, is another site. A name other than `localhost` is never the bridge's own: it
@@ -140,9 +141,26 @@ impl Guard {
         }
         let literal = host.trim_start_matches('[').trim_end_matches(']');
         match literal.parse::<IpAddr>() {
-            Ok(ip) => ip == self.listen.ip() || (self.listen.ip().is_unspecified() && is_local(ip)),
+            Ok(ip) => self.serves(ip),
             Err(_) => host.eq_ignore_ascii_case("localhost") && self.listen.ip().is_loopback(),
         }
+    }
+
+    /// Whether a connection to `ip` (on the listen port) reaches this
+    /// listener: its own address, or, when it listens on every address, an
+    /// address of this machine's in a family it serves (IPv4's every address
+    /// serves no IPv6 one; IPv6's serves both). An IPv4 address written as
+    /// IPv6 (`::ffff:127.0.0.1`) is that IPv4 address.
+    fn serves(&self, ip: IpAddr) -> bool {
+        let (ip, listen) = (ip.to_canonical(), self.listen.ip().to_canonical());
+        if ip == listen {
+            return true;
+        }
+        let family_served = match listen {
+            IpAddr::V4(_) => ip.is_ipv4(),
+            IpAddr::V6(_) => true,
+        };
+        listen.is_unspecified() && family_served && is_local(ip)
     }
 
     /// Whether `host` names this listener: any `Host` when it does not
@@ -252,6 +270,22 @@ mod tests {
         assert!(!own(&guard, "http://224.0.0.1"));
         assert!(!own(&guard, "http://localhost"));
         assert!(!own(&guard, "http://mcp.example"));
+    }
+
+    #[test]
+    fn an_address_is_the_listeners_own_only_in_a_family_it_serves() {
+        // IPv4's every address serves no IPv6 one: a page from [::1] on the
+        // same port is another server's.
+        let guard = guard("0.0.0.0:80");
+        assert!(!own(&guard, "http://[::1]"));
+        // An IPv4 address written as IPv6 reaches the IPv4 listener.
+        assert!(own(&guard, "http://[::ffff:127.0.0.1]"));
+        let guard = super::tests::guard("[::]:80");
+        assert!(own(&guard, "http://[::1]"));
+        assert!(own(&guard, "http://127.0.0.1"));
+        let guard = super::tests::guard("127.0.0.1:8080");
+        assert!(own(&guard, "http://[::ffff:127.0.0.1]:8080"));
+        assert!(!own(&guard, "http://[::ffff:127.0.0.2]:8080"));
     }
 
     fn own_host(guard: &Guard, host: &str) -> bool {
