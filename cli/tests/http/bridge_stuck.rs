@@ -1,7 +1,8 @@
-//! The bridge in front of a server that stops reading its stdin, and of one
-//! whose process group holds a helper that ignores SIGTERM: neither holds
-//! back another session, the idle timeout, `DELETE` or the bridge's own
-//! exit, and no process of theirs outlives the bridge.
+//! The bridge in front of a server that stops reading its stdin, of one
+//! whose process group holds a helper that ignores SIGTERM, and of one whose
+//! helper left its group holding its stdout: none holds back another
+//! session, the idle timeout, `DELETE` or the bridge's own exit, and no
+//! process of theirs outlives the bridge.
 
 use std::time::Duration;
 
@@ -299,4 +300,68 @@ fn kill_all(pids: &[u32]) {
             .args(["-KILL", &pid.to_string()])
             .status();
     }
+}
+
+/// A server that starts a helper in a session of its own (`setsid`: no
+/// signal to the server's group reaches it), which ignores SIGTERM, keeps
+/// the server's stdout, and says its pid on stderr; the server answers
+/// `initialize` and exits at the end of its stdin.
+const LEAVES_A_HELPER: &str = r#"
+import json, os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print("helper %d" % os.getpid(), file=sys.stderr, flush=True)
+    time.sleep(300)
+    os._exit(0)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "helped", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_helper_that_left_the_servers_group_holding_its_stdout_ends_with_its_session() {
+    let bridge = Bridge::start(
+        &["--max-sessions", "1"],
+        &Server::new("python3", &["-c", LEAVES_A_HELPER]),
+    )
+    .await;
+    let session = bridge.open().await;
+    let helper: u32 = bounded("the helper's pid", async {
+        loop {
+            let stderr = bridge.process.log();
+            if let Some(pid) = stderr
+                .split("helper ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|pid| pid.parse().ok())
+            {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let server = bridge.children()[0];
+    assert_ne!(process_group(helper), process_group(server));
+    assert_eq!(session.delete().await, StatusCode::OK);
+    // The session's place is free again once its helper is gone.
+    let _next = bounded("a new session", async {
+        loop {
+            if let Ok(session) = bridge.open_with(&[]).await {
+                return session;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let gone = !crate::process_support::runs(helper);
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &helper.to_string()])
+            .status();
+    }
+    assert!(gone, "the helper outlived its session");
 }
