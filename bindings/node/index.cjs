@@ -67,9 +67,11 @@ class ToolErrors {
     this.calls = new Map();
     /** Ids answered at their timeout, whose late answer is dropped. */
     this.givenUp = new Set();
-    /** The server's callbacks, called from the transport's. */
-    this.serverOnMessage = undefined;
-    this.serverOnClose = undefined;
+    /** The server's callbacks, called from the transport's, which are this handler's. */
+    this.serverOnMessage = transport.onmessage;
+    this.serverOnClose = transport.onclose;
+    transport.onmessage = this.receive;
+    transport.onclose = this.closed;
     /** The transport's methods, bound to it (a proxy is not the object its private fields are on). */
     this.methods = new Map();
   }
@@ -88,10 +90,8 @@ class ToolErrors {
   set(transport, key, value) {
     if (key === 'onmessage') {
       this.serverOnMessage = value;
-      transport.onmessage = value === undefined ? undefined : this.receive;
     } else if (key === 'onclose') {
       this.serverOnClose = value;
-      transport.onclose = this.closed;
     } else {
       return Reflect.set(transport, key, value);
     }
