@@ -1,18 +1,19 @@
 // The cost of withToolErrors: a tools/call answered by an McpServer (SDK 1.x)
 // to a Client in the same process over the SDK's in-memory transport, with the
-// server's transport wrapped and without, alternated in rounds in the same run;
+// server's transport wrapped and without, in the same run: batches of calls,
+// the two taking turns, so that a machine's other load weighs on both alike;
 // for a success (which never reaches the addon) and a tool error (rewrapped).
 //
-//   node bench/wrapper.mjs [CALLS_PER_ROUND] [ROUNDS]
+//   node bench/wrapper.mjs [CALLS_PER_BATCH] [BATCHES]
 //
-// Prints, per case, the median over the rounds of the mean time of a call.
+// Prints, per case, the median over the batches of the mean time of a call.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { withToolErrors } from 'mcp-tool-errors';
 
-const calls = Number(process.argv[2] ?? 2000);
-const rounds = Number(process.argv[3] ?? 7);
+const calls = Number(process.argv[2] ?? 200);
+const batches = Number(process.argv[3] ?? 200);
 
 async function connected(wrap) {
   const server = new McpServer({ name: 'bench', version: '1.0.0' });
@@ -37,17 +38,19 @@ async function mean(client, tool) {
 
 const clients = { without: await connected(false), with: await connected(true) };
 const samples = {};
-for (let round = 0; round <= rounds; round++) {
+// The first tenth warms the JIT up and is not counted.
+const warmup = Math.ceil(batches / 10);
+for (let batch = 0; batch < warmup + batches; batch++) {
   for (const tool of ['ok', 'fail']) {
-    for (const [name, client] of Object.entries(clients)) {
-      const took = await mean(client, tool);
-      // Round 0 warms the JIT up and is not counted.
-      if (round > 0) (samples[`${tool} ${name}`] ??= []).push(took);
+    const order = batch % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+    for (const name of order) {
+      const took = await mean(clients[name], tool);
+      if (batch >= warmup) (samples[`${tool} ${name}`] ??= []).push(took);
     }
   }
 }
 const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`${calls} calls × ${rounds} rounds, Node.js ${process.version}`);
+console.log(`${batches} batches of ${calls} calls, Node.js ${process.version}`);
 console.log('| call | without the wrapper | with it | difference |\n|---|---|---|---|');
 for (const [tool, label] of [['ok', 'a success'], ['fail', 'a tool error']]) {
   const without = median(samples[`${tool} without`]);
