@@ -41,6 +41,10 @@ if [[ ${1:-} == --install-only ]]; then
   exit 0
 fi
 
+# The addon's crate is a workspace of its own; built and linted in the shared
+# target folder, like the wheels, so that the dependencies it shares with the
+# library's builds are compiled once.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 cargo fmt --manifest-path "$package/Cargo.toml" --check
 cargo clippy --quiet --manifest-path "$package/Cargo.toml" -- -D warnings
 
