@@ -1,5 +1,5 @@
 // index.d.ts against the transports of both SDK lines, as a server's project
-// writes it: `tsc -p tests` checks it (nothing is emitted or run).
+// writes it: `tsc -p tests` checks it, as an ES module (nothing is emitted or run).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
