@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Everything CI installs from the network, in one go: the MCP servers the
 # command's tests run (scripts/install-test-servers.sh), nginx, haproxy, the
-# ContextForge gateway and maturin, the Node.js binding's npm dependencies,
-# the MCP conformance suites. .ci/run starts
+# ContextForge gateway and maturin, the MCP conformance suites. .ci/run starts
 # it in the background at its beginning, so that these downloads overlap the
 # steps that compile, and waits for it before the first step that needs one.
 # Each script is asked only for its installs (`--install-only`), so that the
