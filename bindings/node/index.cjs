@@ -1,0 +1,163 @@
+'use strict';
+// `withToolErrors`: a server transport of the official TypeScript MCP SDK (v1
+// `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/server`) with the
+// mcp-tool-errors layer between it and the server. What the layer says and
+// decides comes from the addon (src/lib.rs); this file only follows the calls
+// in flight: which id is a `tools/call` of which tool, and its timer.
+
+const { Layer, cancellation } = require('./binding.cjs');
+
+// setTimeout's longest delay; a longer one would fire at once.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+// The most ids given up at their timeout whose late answer is still awaited.
+const MAX_GIVEN_UP = 1024;
+
+/**
+ * Wraps `transport` so that the server behind it answers as the layer would:
+ * each tool error rewrapped, each tool call not answered within its timeout
+ * answered then and cancelled in the server. Every other member is the
+ * transport's own.
+ */
+function withToolErrors(transport, options) {
+  const layer = new Layer(layerOptions(options === undefined ? {} : options));
+  return new Proxy(transport, new ToolErrors(transport, layer));
+}
+
+/** The options, checked: each error names the key at fault. */
+function layerOptions(options) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError('withToolErrors: options must be an object');
+  }
+  const known = ['toolTimeout', 'toolTimeouts', 'redactSecrets', 'maxErrorBytes'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`withToolErrors: unknown option \`${key}\` (known: ${known.join(', ')})`);
+    }
+  }
+  const { toolTimeout, toolTimeouts, redactSecrets, maxErrorBytes } = options;
+  if (redactSecrets !== undefined && typeof redactSecrets !== 'boolean') {
+    throw new TypeError('withToolErrors: `redactSecrets` must be true or false');
+  }
+  if (toolTimeouts !== undefined && (typeof toolTimeouts !== 'object' || toolTimeouts === null || Array.isArray(toolTimeouts))) {
+    throw new TypeError('withToolErrors: `toolTimeouts` must be an object of tool names and milliseconds');
+  }
+  return {
+    toolTimeout: whole('toolTimeout', toolTimeout, MAX_TIMEOUT_MS, 'milliseconds'),
+    toolTimeouts: Object.entries(toolTimeouts ?? {}).map(([tool, ms]) => ({
+      tool,
+      milliseconds: whole(`toolTimeouts.${tool}`, ms, MAX_TIMEOUT_MS, 'milliseconds'),
+    })),
+    redactSecrets,
+    maxErrorBytes: whole('maxErrorBytes', maxErrorBytes, 2 ** 32 - 1, 'bytes'),
+  };
+}
+
+/** `value`, a whole number from 1 to `max`, or undefined. */
+function whole(key, value, max, unit) {
+  if (value === undefined || (Number.isInteger(value) && value >= 1 && value <= max)) return value;
+  throw new RangeError(`withToolErrors: \`${key}\` must be a whole number of ${unit} from 1 to ${max}, not ${String(value)}`);
+}
+
+/** The proxy's handler: the wrapped transport's state and its three changed members. */
+class ToolErrors {
+  constructor(transport, layer) {
+    this.transport = transport;
+    this.layer = layer;
+    /** The `tools/call` requests not answered yet, by id: their tool, timer and `extra`. */
+    this.calls = new Map();
+    /** Ids answered at their timeout, whose late answer is dropped. */
+    this.givenUp = new Set();
+    /** The server's callbacks, called from the transport's, which are this handler's. */
+    this.serverOnMessage = transport.onmessage;
+    this.serverOnClose = transport.onclose;
+    transport.onmessage = this.receive;
+    transport.onclose = this.closed;
+    /** The transport's methods, bound to it (a proxy is not the object its private fields are on). */
+    this.methods = new Map();
+  }
+
+  get(transport, key) {
+    if (key === 'send') return this.send;
+    if (key === 'onmessage') return this.serverOnMessage;
+    if (key === 'onclose') return this.serverOnClose;
+    const value = Reflect.get(transport, key);
+    if (typeof value !== 'function' || Object.hasOwn(transport, key)) return value;
+    let method = this.methods.get(key);
+    if (method?.of !== value) this.methods.set(key, (method = { of: value, bound: value.bind(transport) }));
+    return method.bound;
+  }
+
+  set(transport, key, value) {
+    if (key === 'onmessage') {
+      this.serverOnMessage = value;
+    } else if (key === 'onclose') {
+      this.serverOnClose = value;
+    } else {
+      return Reflect.set(transport, key, value);
+    }
+    return true;
+  }
+
+  /** A message from the client, to the server: a `tools/call` is followed until answered. */
+  receive = (message, extra) => {
+    if (message.method === 'tools/call' && message.id !== undefined) {
+      this.follow(message.id, message.params?.name, extra);
+    } else if (message.method === 'notifications/cancelled' && message.id === undefined) {
+      this.forget(message.params?.requestId);
+    }
+    this.serverOnMessage?.(message, extra);
+  };
+
+  follow(id, tool, extra) {
+    this.forget(id);
+    this.givenUp.delete(id);
+    if (typeof tool !== 'string') return;
+    const timeout = this.layer.timeoutOf(tool);
+    const call = { tool, extra, timer: undefined };
+    if (timeout !== null) {
+      call.timer = setTimeout(() => this.timedOut(id, call), timeout);
+      call.timer.unref?.();
+    }
+    this.calls.set(id, call);
+  }
+
+  forget(id) {
+    const call = this.calls.get(id);
+    if (call === undefined) return undefined;
+    clearTimeout(call.timer);
+    this.calls.delete(id);
+    return call;
+  }
+
+  /** A message from the server: an answer to a `tools/call` goes through the layer. */
+  send = (message, options) => {
+    if (message.method === undefined && message.id !== undefined) {
+      if (this.givenUp.delete(message.id)) return Promise.resolve();
+      const call = this.forget(message.id);
+      if (call !== undefined && message.result?.isError === true) {
+        const rewrapped = this.layer.rewrapResult(call.tool, JSON.stringify(message.result));
+        if (rewrapped !== null) message = { ...message, result: JSON.parse(rewrapped) };
+      }
+    }
+    return this.transport.send(message, options);
+  };
+
+  /** The layer's answer to a call at its timeout, then the call cancelled in the server. */
+  timedOut(id, call) {
+    this.forget(id);
+    this.givenUp.add(id);
+    if (this.givenUp.size > MAX_GIVEN_UP) this.givenUp.delete(this.givenUp.values().next().value);
+    const answer = JSON.parse(this.layer.timedOutAnswer(JSON.stringify(id), call.tool));
+    this.transport.send(answer, { relatedRequestId: id }).catch((error) => this.transport.onerror?.(error));
+    this.serverOnMessage?.(JSON.parse(cancellation(JSON.stringify(id))), call.extra);
+  }
+
+  closed = () => {
+    for (const call of this.calls.values()) clearTimeout(call.timer);
+    this.calls.clear();
+    this.givenUp.clear();
+    this.serverOnClose?.();
+  };
+}
+
+module.exports = { withToolErrors };
