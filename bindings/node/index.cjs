@@ -5,7 +5,7 @@
 // decides comes from the addon (src/lib.rs); this file only follows the calls
 // in flight: which id is a `tools/call` of which tool, and its timer.
 
-const { Layer, cancellation } = require('./binding.cjs');
+const { Layer, cancellation, readable } = require('./binding.cjs');
 
 // setTimeout's longest delay; a longer one would fire at once.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -65,7 +65,7 @@ class ToolErrors {
     this.layer = layer;
     /** The `tools/call` requests not answered yet, by id: their tool, timer and `extra`. */
     this.calls = new Map();
-    /** Ids answered at their timeout, whose late answer is dropped. */
+    /** Ids given up (answered at their timeout, or cancelled by the client), whose late answer is dropped. */
     this.givenUp = new Set();
     /** The server's callbacks, called from the transport's, which are this handler's. */
     this.serverOnMessage = transport.onmessage;
@@ -103,7 +103,8 @@ class ToolErrors {
     if (message.method === 'tools/call' && message.id !== undefined) {
       this.follow(message.id, message.params?.name, extra);
     } else if (message.method === 'notifications/cancelled' && message.id === undefined) {
-      this.forget(message.params?.requestId);
+      const id = message.params?.requestId;
+      if (this.forget(id) !== undefined) this.giveUp(id);
     }
     this.serverOnMessage?.(message, extra);
   };
@@ -111,7 +112,9 @@ class ToolErrors {
   follow(id, tool, extra) {
     this.forget(id);
     this.givenUp.delete(id);
-    if (typeof tool !== 'string') return;
+    // A call the library cannot read (a lone surrogate in its id or tool) is
+    // not followed: the command passes it untouched too.
+    if (typeof tool !== 'string' || !readable(JSON.stringify(id)) || !readable(JSON.stringify(tool))) return;
     const timeout = this.layer.timeoutOf(tool);
     const call = { tool, extra, timer: undefined };
     if (timeout !== null) {
@@ -135,21 +138,41 @@ class ToolErrors {
       if (this.givenUp.delete(message.id)) return Promise.resolve();
       const call = this.forget(message.id);
       if (call !== undefined && message.result?.isError === true) {
-        const rewrapped = this.layer.rewrapResult(call.tool, JSON.stringify(message.result));
-        if (rewrapped !== null) message = { ...message, result: JSON.parse(rewrapped) };
+        try {
+          message = this.rewrapped(message, call.tool);
+        } catch (error) {
+          // As `send` fails, not thrown at its caller: the SDK reports it.
+          return Promise.reject(error);
+        }
       }
     }
     return this.transport.send(message, options);
   };
 
+  rewrapped(message, tool) {
+    const rewrapped = this.layer.rewrapResult(tool, JSON.stringify(message.result));
+    return rewrapped === null ? message : { ...message, result: JSON.parse(rewrapped) };
+  }
+
   /** The layer's answer to a call at its timeout, then the call cancelled in the server. */
   timedOut(id, call) {
     this.forget(id);
+    this.giveUp(id);
+    // A timer's callback: what fails is the transport's error, never the process's.
+    const failed = (error) => this.transport.onerror?.(error);
+    try {
+      const answer = JSON.parse(this.layer.timedOutAnswer(JSON.stringify(id), call.tool));
+      Promise.resolve(this.transport.send(answer, { relatedRequestId: id })).catch(failed);
+      this.serverOnMessage?.(JSON.parse(cancellation(JSON.stringify(id))), call.extra);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** `id`'s late answer is to be dropped. */
+  giveUp(id) {
     this.givenUp.add(id);
     if (this.givenUp.size > MAX_GIVEN_UP) this.givenUp.delete(this.givenUp.values().next().value);
-    const answer = JSON.parse(this.layer.timedOutAnswer(JSON.stringify(id), call.tool));
-    this.transport.send(answer, { relatedRequestId: id }).catch((error) => this.transport.onerror?.(error));
-    this.serverOnMessage?.(JSON.parse(cancellation(JSON.stringify(id))), call.extra);
   }
 
   closed = () => {

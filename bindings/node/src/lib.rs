@@ -123,6 +123,14 @@ pub fn cancellation(id: String) -> napi::Result<String> {
     .to_string())
 }
 
+/// Whether the library reads `json` (JSON text): not when it holds a lone
+/// surrogate (`"\ud800"`), which JavaScript's strings may and Rust's cannot,
+/// and which makes the command pass the message that holds it untouched.
+#[napi]
+pub fn readable(json: String) -> bool {
+    serde_json::from_str::<Value>(&json).is_ok()
+}
+
 /// A request id, from its JSON text.
 fn json_id(id: &str) -> napi::Result<Value> {
     serde_json::from_str(id)

@@ -160,3 +160,33 @@ test('the package loads as CommonJS and as an ES module, the same function', () 
   const require = createRequire(import.meta.url);
   assert.equal(require('mcp-tool-errors').withToolErrors, withToolErrors);
 });
+
+test('a call the layer cannot read (a lone surrogate in its id or tool) passes untouched, as through the command, and the process lives', async () => {
+  const { transport, server, received } = wrapped({ toolTimeout: 20 });
+  transport.receive(call('x\ud800', 'hang'));
+  transport.receive(call(2, 'fail\udc00'));
+  await sleep(60);
+  assert.deepEqual(transport.sent, []);
+  assert.equal(received.length, 2);
+  const raw = failed(2, 'no such env');
+  await server.send(raw);
+  assert.equal(transport.sent[0].message, raw);
+});
+
+test('an answer to a call the client cancelled is dropped, as the command drops it', async () => {
+  const { transport, server } = wrapped({});
+  transport.receive(call(7, 'leak'));
+  transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+  await server.send(failed(7, 'password=hunter2'));
+  assert.deepEqual(transport.sent, []);
+});
+
+test('a failure of the layer is the promise of `send` or the transport\'s `onerror`, never thrown', async () => {
+  const { transport, server } = wrapped({});
+  transport.receive(call(1, 'big'));
+  const answer = failed(1, 'x');
+  answer.result.count = 1n;
+  const sent = server.send(answer);
+  assert.ok(sent instanceof Promise);
+  await assert.rejects(sent, TypeError);
+});
