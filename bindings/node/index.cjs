@@ -5,7 +5,7 @@
 // decides comes from the addon (src/lib.rs); this file only follows the calls
 // in flight: which id is a `tools/call` of which tool, and its timer.
 
-const { Layer, cancellation, readable } = require('./binding.cjs');
+const { Layer, cancellation, idInUse, readable } = require('./binding.cjs');
 
 // setTimeout's longest delay; a longer one would fire at once.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -63,8 +63,11 @@ class ToolErrors {
   constructor(transport, layer) {
     this.transport = transport;
     this.layer = layer;
-    /** The `tools/call` requests not answered yet, by id: their tool, timer and `extra`. */
-    this.calls = new Map();
+    /**
+     * The client's requests not answered yet, by id: a `tools/call` the layer
+     * follows as its tool, timer and `extra`; any other request as `null`.
+     */
+    this.requests = new Map();
     /** Ids given up (answered at their timeout, or cancelled by the client), whose late answer is dropped. */
     this.givenUp = new Set();
     /** The server's callbacks, called from the transport's, which are this handler's. */
@@ -98,38 +101,59 @@ class ToolErrors {
     return true;
   }
 
-  /** A message from the client, to the server: a `tools/call` is followed until answered. */
+  /**
+   * A message from the client, to the server: a request is remembered until
+   * answered, a `tools/call` followed; a request whose id is in use is
+   * refused, as the command refuses it, and never reaches the server.
+   */
   receive = (message, extra) => {
-    if (message.method === 'tools/call' && message.id !== undefined) {
-      this.follow(message.id, message.params?.name, extra);
+    if (message.method !== undefined && message.id !== undefined) {
+      if (this.requests.has(message.id) && this.refused(message.id)) return;
+      this.givenUp.delete(message.id);
+      const call = message.method === 'tools/call' ? this.follow(message.id, message.params?.name, extra) : null;
+      this.requests.set(message.id, call);
     } else if (message.method === 'notifications/cancelled' && message.id === undefined) {
       const id = message.params?.requestId;
-      if (this.forget(id) !== undefined) this.giveUp(id);
+      if (this.requests.has(id)) {
+        this.forget(id);
+        this.giveUp(id);
+      }
     }
     this.serverOnMessage?.(message, extra);
   };
 
+  /** The call to follow, or `null` for one the layer leaves alone. */
   follow(id, tool, extra) {
-    this.forget(id);
-    this.givenUp.delete(id);
     // A call the library cannot read (a lone surrogate in its id or tool) is
     // not followed: the command passes it untouched too.
-    if (typeof tool !== 'string' || !readable(JSON.stringify(id)) || !readable(JSON.stringify(tool))) return;
+    if (typeof tool !== 'string' || !readable(JSON.stringify(id)) || !readable(JSON.stringify(tool))) return null;
     const timeout = this.layer.timeoutOf(tool);
     const call = { tool, extra, timer: undefined };
     if (timeout !== null) {
       call.timer = setTimeout(() => this.timedOut(id, call), timeout);
       call.timer.unref?.();
     }
-    this.calls.set(id, call);
+    return call;
   }
 
+  /**
+   * Answers a request whose id is in use with the command's refusal; `false`
+   * when the library cannot read the id, whose request then passes as through
+   * the command.
+   */
+  refused(id) {
+    if (!readable(JSON.stringify(id))) return false;
+    const refusal = JSON.parse(idInUse(JSON.stringify(id)));
+    Promise.resolve(this.transport.send(refusal, { relatedRequestId: id })).catch((error) => this.transport.onerror?.(error));
+    return true;
+  }
+
+  /** The request `id`, no longer awaited: its call, if the layer followed it. */
   forget(id) {
-    const call = this.calls.get(id);
-    if (call === undefined) return undefined;
-    clearTimeout(call.timer);
-    this.calls.delete(id);
-    return call;
+    const call = this.requests.get(id);
+    this.requests.delete(id);
+    if (call) clearTimeout(call.timer);
+    return call ?? undefined;
   }
 
   /** A message from the server: an answer to a `tools/call` goes through the layer. */
@@ -176,8 +200,8 @@ class ToolErrors {
   }
 
   closed = () => {
-    for (const call of this.calls.values()) clearTimeout(call.timer);
-    this.calls.clear();
+    for (const call of this.requests.values()) if (call) clearTimeout(call.timer);
+    this.requests.clear();
     this.givenUp.clear();
     this.serverOnClose?.();
   };

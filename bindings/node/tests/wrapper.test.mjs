@@ -190,3 +190,24 @@ test('a failure of the layer is the promise of `send` or the transport\'s `onerr
   assert.ok(sent instanceof Promise);
   await assert.rejects(sent, TypeError);
 });
+
+test('a request whose id is in use is refused as the command refuses it, and never reaches the server', async () => {
+  const { transport, server, received } = wrapped({ redactSecrets: true });
+  transport.receive(call(1, 'leak'));
+  transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  transport.receive(call(1, 'other'));
+  assert.equal(received.length, 1);
+  await server.send(failed(1, 'password=hunter2'));
+  assert.deepEqual(
+    transport.sent.map(({ message }) => JSON.stringify(message)),
+    [
+      '{"error":{"code":-32600,"message":"Invalid request: id 1 is already in use."},"id":1,"jsonrpc":"2.0"}',
+      '{"error":{"code":-32600,"message":"Invalid request: id 1 is already in use."},"id":1,"jsonrpc":"2.0"}',
+      '{"result":{"content":[{"type":"text","text":"<error tool=\\"leak\\">\\npassword=[REDACTED]\\n</error>"}],"isError":true},"jsonrpc":"2.0","id":1}',
+    ],
+  );
+  // Answered, the id is free again; "1" is another id.
+  transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  transport.receive({ jsonrpc: '2.0', id: '1', method: 'ping' });
+  assert.equal(received.length, 3);
+});
