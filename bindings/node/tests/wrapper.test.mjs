@@ -3,6 +3,7 @@
 // forwarded, and the calls followed (cancelled by the client, answered late,
 // ids reused).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,7 +76,14 @@ test('each option is checked, the error naming it', () => {
 });
 
 test('every member of the transport is its own, the optional ones too', async () => {
-  const { transport, server } = wrapped({});
+  const transport = new RecordingTransport();
+  const server = withToolErrors(transport, { toolTimeout: 20 });
+  // The server's callbacks read back as the server set them, after wrapping.
+  assert.equal(server.onmessage, undefined);
+  assert.equal(server.onclose, undefined);
+  const onmessage = () => {};
+  server.onmessage = onmessage;
+  assert.equal(server.onmessage, onmessage);
   await server.start();
   assert.equal(transport.started, true);
   assert.equal(server.sessionId, 'session-1');
@@ -88,10 +96,18 @@ test('every member of the transport is its own, the optional ones too', async ()
   const onerror = () => {};
   server.onerror = onerror;
   assert.equal(transport.onerror, onerror);
+  transport.sessionId = 'session-2';
+  assert.equal(server.sessionId, 'session-2');
   let closed = 0;
-  server.onclose = () => closed++;
+  const onclose = () => closed++;
+  server.onclose = onclose;
+  assert.equal(server.onclose, onclose);
+  // Closed with a call in flight: its timer goes with the transport.
+  transport.receive(call(1, 'hang'));
   await server.close();
   assert.equal(closed, 1);
+  await sleep(60);
+  assert.deepEqual(transport.sent, []);
 });
 
 test('a tool error is rewrapped; a success, another answer and a message of the server pass as they are', async () => {
@@ -154,6 +170,31 @@ test('a call answered in time has no timer left; a closed transport none either'
   await server.close();
   await sleep(60);
   assert.equal(transport.sent.length, 1);
+});
+
+test('a timer of a call in flight keeps no process alive', () => {
+  const program = `
+    const { withToolErrors } = require('mcp-tool-errors');
+    const transport = { async start() {}, async send() {}, async close() {} };
+    withToolErrors(transport, { toolTimeout: 600000 });
+    transport.onmessage({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hang' } });
+  `;
+  const run = spawnSync(process.execPath, ['-e', program], { cwd: import.meta.dirname, timeout: 20_000 });
+  assert.equal(run.signal, null, 'the process ended by itself');
+  assert.equal(run.status, 0, String(run.stderr));
+});
+
+test('a request of the server with the id of a call in flight passes untouched, and its answer answers no call', async () => {
+  const { transport, server, received } = wrapped({});
+  transport.receive(call(1, 'deploy'));
+  const request = { jsonrpc: '2.0', id: 1, method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } };
+  await server.send(request);
+  const answer = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'x' }], isError: true } };
+  transport.receive(answer);
+  assert.equal(received.at(-1).message, answer);
+  await server.send(failed(1, 'no such env'));
+  assert.equal(transport.sent[0].message, request);
+  assert.equal(transport.sent[1].message.result.content[0].text, '<error tool="deploy">\nno such env\n</error>');
 });
 
 test('the package loads as CommonJS and as an ES module, the same function', () => {
