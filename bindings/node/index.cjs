@@ -2,8 +2,9 @@
 // `withToolErrors`: a server transport of the official TypeScript MCP SDK (v1
 // `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/server`) with the
 // mcp-tool-errors layer between it and the server. What the layer says and
-// decides comes from the addon (src/lib.rs); this file only follows the calls
-// in flight: which id is a `tools/call` of which tool, and its timer.
+// decides comes from the addon (src/lib.rs); this file only follows the
+// requests in flight: which ids are in use, which is a `tools/call` of which
+// tool, and its timer.
 
 const { Layer, cancellation, idInUse, readable } = require('./binding.cjs');
 
