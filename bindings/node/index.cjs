@@ -174,6 +174,7 @@ class ToolErrors {
     return this.transport.send(message, options);
   };
 
+  /** `message`, the server's answer to a call of `tool`, with its result as the layer rewraps it. */
   rewrapped(message, tool) {
     const rewrapped = this.layer.rewrapResult(tool, JSON.stringify(message.result));
     return rewrapped === null ? message : { ...message, result: JSON.parse(rewrapped) };
