@@ -2,10 +2,11 @@
 // `withToolErrors`: a server transport of the official TypeScript MCP SDK (v1
 // `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/server`) with the
 // mcp-tool-errors layer between it and the server. What the layer says and
-// decides comes from the addon (src/lib.rs); this file only follows the calls
-// in flight: which id is a `tools/call` of which tool, and its timer.
+// decides comes from the addon (src/lib.rs); this file only follows the
+// requests in flight: which ids are in use, which is a `tools/call` of which
+// tool, and its timer.
 
-const { Layer, cancellation } = require('./binding.cjs');
+const { Layer, cancellation, idInUse, readable } = require('./binding.cjs');
 
 // setTimeout's longest delay; a longer one would fire at once.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -63,9 +64,12 @@ class ToolErrors {
   constructor(transport, layer) {
     this.transport = transport;
     this.layer = layer;
-    /** The `tools/call` requests not answered yet, by id: their tool, timer and `extra`. */
-    this.calls = new Map();
-    /** Ids answered at their timeout, whose late answer is dropped. */
+    /**
+     * The client's requests not answered yet, by id: a `tools/call` the layer
+     * follows as its tool, timer and `extra`; any other request as `null`.
+     */
+    this.requests = new Map();
+    /** Ids given up (answered at their timeout, or cancelled by the client), whose late answer is dropped. */
     this.givenUp = new Set();
     /** The server's callbacks, called from the transport's, which are this handler's. */
     this.serverOnMessage = transport.onmessage;
@@ -98,35 +102,59 @@ class ToolErrors {
     return true;
   }
 
-  /** A message from the client, to the server: a `tools/call` is followed until answered. */
+  /**
+   * A message from the client, to the server: a request is remembered until
+   * answered, a `tools/call` followed; a request whose id is in use is
+   * refused, as the command refuses it, and never reaches the server.
+   */
   receive = (message, extra) => {
-    if (message.method === 'tools/call' && message.id !== undefined) {
-      this.follow(message.id, message.params?.name, extra);
+    if (message.method !== undefined && message.id !== undefined) {
+      if (this.requests.has(message.id) && this.refused(message.id)) return;
+      this.givenUp.delete(message.id);
+      const call = message.method === 'tools/call' ? this.follow(message.id, message.params?.name, extra) : null;
+      this.requests.set(message.id, call);
     } else if (message.method === 'notifications/cancelled' && message.id === undefined) {
-      this.forget(message.params?.requestId);
+      const id = message.params?.requestId;
+      if (this.requests.has(id)) {
+        this.forget(id);
+        this.giveUp(id);
+      }
     }
     this.serverOnMessage?.(message, extra);
   };
 
+  /** The call to follow, or `null` for one the layer leaves alone. */
   follow(id, tool, extra) {
-    this.forget(id);
-    this.givenUp.delete(id);
-    if (typeof tool !== 'string') return;
+    // A call the library cannot read (a lone surrogate in its id or tool) is
+    // not followed: the command passes it untouched too.
+    if (typeof tool !== 'string' || !readable(JSON.stringify(id)) || !readable(JSON.stringify(tool))) return null;
     const timeout = this.layer.timeoutOf(tool);
     const call = { tool, extra, timer: undefined };
     if (timeout !== null) {
       call.timer = setTimeout(() => this.timedOut(id, call), timeout);
       call.timer.unref?.();
     }
-    this.calls.set(id, call);
+    return call;
   }
 
+  /**
+   * Answers a request whose id is in use with the command's refusal; `false`
+   * when the library cannot read the id, whose request then passes as through
+   * the command.
+   */
+  refused(id) {
+    if (!readable(JSON.stringify(id))) return false;
+    const refusal = JSON.parse(idInUse(JSON.stringify(id)));
+    Promise.resolve(this.transport.send(refusal, { relatedRequestId: id })).catch((error) => this.transport.onerror?.(error));
+    return true;
+  }
+
+  /** The request `id`, no longer awaited: its call, if the layer followed it. */
   forget(id) {
-    const call = this.calls.get(id);
-    if (call === undefined) return undefined;
-    clearTimeout(call.timer);
-    this.calls.delete(id);
-    return call;
+    const call = this.requests.get(id);
+    this.requests.delete(id);
+    if (call) clearTimeout(call.timer);
+    return call ?? undefined;
   }
 
   /** A message from the server: an answer to a `tools/call` goes through the layer. */
@@ -135,26 +163,47 @@ class ToolErrors {
       if (this.givenUp.delete(message.id)) return Promise.resolve();
       const call = this.forget(message.id);
       if (call !== undefined && message.result?.isError === true) {
-        const rewrapped = this.layer.rewrapResult(call.tool, JSON.stringify(message.result));
-        if (rewrapped !== null) message = { ...message, result: JSON.parse(rewrapped) };
+        try {
+          message = this.rewrapped(message, call.tool);
+        } catch (error) {
+          // As `send` fails, not thrown at its caller: the SDK reports it.
+          return Promise.reject(error);
+        }
       }
     }
     return this.transport.send(message, options);
   };
 
+  /** `message`, the server's answer to a call of `tool`, with its result as the layer rewraps it. */
+  rewrapped(message, tool) {
+    const rewrapped = this.layer.rewrapResult(tool, JSON.stringify(message.result));
+    return rewrapped === null ? message : { ...message, result: JSON.parse(rewrapped) };
+  }
+
   /** The layer's answer to a call at its timeout, then the call cancelled in the server. */
   timedOut(id, call) {
     this.forget(id);
+    this.giveUp(id);
+    // A timer's callback: what fails is the transport's error, never the process's.
+    const failed = (error) => this.transport.onerror?.(error);
+    try {
+      const answer = JSON.parse(this.layer.timedOutAnswer(JSON.stringify(id), call.tool));
+      Promise.resolve(this.transport.send(answer, { relatedRequestId: id })).catch(failed);
+      this.serverOnMessage?.(JSON.parse(cancellation(JSON.stringify(id))), call.extra);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** `id`'s late answer is to be dropped. */
+  giveUp(id) {
     this.givenUp.add(id);
     if (this.givenUp.size > MAX_GIVEN_UP) this.givenUp.delete(this.givenUp.values().next().value);
-    const answer = JSON.parse(this.layer.timedOutAnswer(JSON.stringify(id), call.tool));
-    this.transport.send(answer, { relatedRequestId: id }).catch((error) => this.transport.onerror?.(error));
-    this.serverOnMessage?.(JSON.parse(cancellation(JSON.stringify(id))), call.extra);
   }
 
   closed = () => {
-    for (const call of this.calls.values()) clearTimeout(call.timer);
-    this.calls.clear();
+    for (const call of this.requests.values()) if (call) clearTimeout(call.timer);
+    this.requests.clear();
     this.givenUp.clear();
     this.serverOnClose?.();
   };

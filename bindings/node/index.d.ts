@@ -35,8 +35,9 @@ export interface ServerTransport {
  * `transport` with the mcp-tool-errors layer between it and the server: each
  * tool error rewrapped as `<error tool="NAME">` llmxml the model can read,
  * each tool call not answered within its timeout answered then and cancelled
- * in the server. Every other message, and every other member of the
- * transport, is the transport's own.
+ * in the server; a request whose id is in use refused, as the command refuses
+ * it. Every other message, and every other member of the transport, is the
+ * transport's own.
  *
  * ```ts
  * await server.connect(withToolErrors(new StdioServerTransport(), { toolTimeout: 30_000, redactSecrets: true }));

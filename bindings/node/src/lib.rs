@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 /// reads as its `AbortSignal`'s `reason`.
 const TIMED_OUT_REASON: &str = "The client's tool timeout expired.";
 
+/// JSON-RPC's code of an invalid request.
+const INVALID_REQUEST: i64 = -32600;
+
 /// The options of `withToolErrors`, already checked by `index.cjs`: timeouts
 /// in whole milliseconds, as the SDK counts time.
 #[napi(object)]
@@ -121,6 +124,30 @@ pub fn cancellation(id: String) -> napi::Result<String> {
         "params": {"requestId": json_id(&id)?, "reason": TIMED_OUT_REASON},
     })
     .to_string())
+}
+
+/// The answer (JSON text) refusing a request whose id `id` (JSON text) is in
+/// use, a request before it with that id not answered yet: the command's
+/// refusal (its `jsonrpc/id_in_use.rs`), code `-32600`, since the server's
+/// answers to the two would carry one id and the layer could not tell which
+/// answers which.
+#[napi]
+pub fn id_in_use(id: String) -> napi::Result<String> {
+    let id = json_id(&id)?;
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": INVALID_REQUEST, "message": format!("Invalid request: id {id} is already in use.")},
+    });
+    Ok(command_order::written_anew(answer).to_string())
+}
+
+/// Whether the library reads `json` (JSON text): not when it holds a lone
+/// surrogate (`"\ud800"`), which JavaScript's strings may and Rust's cannot,
+/// and which makes the command pass the message that holds it untouched.
+#[napi]
+pub fn readable(json: String) -> bool {
+    serde_json::from_str::<Value>(&json).is_ok()
 }
 
 /// A request id, from its JSON text.

@@ -3,6 +3,7 @@
 // forwarded, and the calls followed (cancelled by the client, answered late,
 // ids reused).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,7 +76,14 @@ test('each option is checked, the error naming it', () => {
 });
 
 test('every member of the transport is its own, the optional ones too', async () => {
-  const { transport, server } = wrapped({});
+  const transport = new RecordingTransport();
+  const server = withToolErrors(transport, { toolTimeout: 20 });
+  // The server's callbacks read back as the server set them, after wrapping.
+  assert.equal(server.onmessage, undefined);
+  assert.equal(server.onclose, undefined);
+  const onmessage = () => {};
+  server.onmessage = onmessage;
+  assert.equal(server.onmessage, onmessage);
   await server.start();
   assert.equal(transport.started, true);
   assert.equal(server.sessionId, 'session-1');
@@ -88,10 +96,18 @@ test('every member of the transport is its own, the optional ones too', async ()
   const onerror = () => {};
   server.onerror = onerror;
   assert.equal(transport.onerror, onerror);
+  transport.sessionId = 'session-2';
+  assert.equal(server.sessionId, 'session-2');
   let closed = 0;
-  server.onclose = () => closed++;
+  const onclose = () => closed++;
+  server.onclose = onclose;
+  assert.equal(server.onclose, onclose);
+  // Closed with a call in flight: its timer goes with the transport.
+  transport.receive(call(1, 'hang'));
   await server.close();
   assert.equal(closed, 1);
+  await sleep(60);
+  assert.deepEqual(transport.sent, []);
 });
 
 test('a tool error is rewrapped; a success, another answer and a message of the server pass as they are', async () => {
@@ -156,7 +172,83 @@ test('a call answered in time has no timer left; a closed transport none either'
   assert.equal(transport.sent.length, 1);
 });
 
+test('a timer of a call in flight keeps no process alive', () => {
+  const program = `
+    const { withToolErrors } = require('mcp-tool-errors');
+    const transport = { async start() {}, async send() {}, async close() {} };
+    withToolErrors(transport, { toolTimeout: 600000 });
+    transport.onmessage({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hang' } });
+  `;
+  const run = spawnSync(process.execPath, ['-e', program], { cwd: import.meta.dirname, timeout: 20_000 });
+  assert.equal(run.signal, null, 'the process ended by itself');
+  assert.equal(run.status, 0, String(run.stderr));
+});
+
+test('a request of the server with the id of a call in flight passes untouched, and its answer answers no call', async () => {
+  const { transport, server, received } = wrapped({});
+  transport.receive(call(1, 'deploy'));
+  const request = { jsonrpc: '2.0', id: 1, method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } };
+  await server.send(request);
+  const answer = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'x' }], isError: true } };
+  transport.receive(answer);
+  assert.equal(received.at(-1).message, answer);
+  await server.send(failed(1, 'no such env'));
+  assert.equal(transport.sent[0].message, request);
+  assert.equal(transport.sent[1].message.result.content[0].text, '<error tool="deploy">\nno such env\n</error>');
+});
+
 test('the package loads as CommonJS and as an ES module, the same function', () => {
   const require = createRequire(import.meta.url);
   assert.equal(require('mcp-tool-errors').withToolErrors, withToolErrors);
+});
+
+test('a call the layer cannot read (a lone surrogate in its id or tool) passes untouched, as through the command, and the process lives', async () => {
+  const { transport, server, received } = wrapped({ toolTimeout: 20 });
+  transport.receive(call('x\ud800', 'hang'));
+  transport.receive(call(2, 'fail\udc00'));
+  await sleep(60);
+  assert.deepEqual(transport.sent, []);
+  assert.equal(received.length, 2);
+  const raw = failed(2, 'no such env');
+  await server.send(raw);
+  assert.equal(transport.sent[0].message, raw);
+});
+
+test('an answer to a call the client cancelled is dropped, as the command drops it', async () => {
+  const { transport, server } = wrapped({});
+  transport.receive(call(7, 'leak'));
+  transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+  await server.send(failed(7, 'password=hunter2'));
+  assert.deepEqual(transport.sent, []);
+});
+
+test('a failure of the layer is the promise of `send` or the transport\'s `onerror`, never thrown', async () => {
+  const { transport, server } = wrapped({});
+  transport.receive(call(1, 'big'));
+  const answer = failed(1, 'x');
+  answer.result.count = 1n;
+  const sent = server.send(answer);
+  assert.ok(sent instanceof Promise);
+  await assert.rejects(sent, TypeError);
+});
+
+test('a request whose id is in use is refused as the command refuses it, and never reaches the server', async () => {
+  const { transport, server, received } = wrapped({ redactSecrets: true });
+  transport.receive(call(1, 'leak'));
+  transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  transport.receive(call(1, 'other'));
+  assert.equal(received.length, 1);
+  await server.send(failed(1, 'password=hunter2'));
+  assert.deepEqual(
+    transport.sent.map(({ message }) => JSON.stringify(message)),
+    [
+      '{"error":{"code":-32600,"message":"Invalid request: id 1 is already in use."},"id":1,"jsonrpc":"2.0"}',
+      '{"error":{"code":-32600,"message":"Invalid request: id 1 is already in use."},"id":1,"jsonrpc":"2.0"}',
+      '{"result":{"content":[{"type":"text","text":"<error tool=\\"leak\\">\\npassword=[REDACTED]\\n</error>"}],"isError":true},"jsonrpc":"2.0","id":1}',
+    ],
+  );
+  // Answered, the id is free again; "1" is another id.
+  transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  transport.receive({ jsonrpc: '2.0', id: '1', method: 'ping' });
+  assert.equal(received.length, 3);
 });
