@@ -26,11 +26,13 @@ impl<R: ErrorRenderer> ToolErrorLayer<R> {
     ///
     /// The same rules as over JSON-RPC, byte for byte: every text of an
     /// `isError: true` result rendered (imitations of the element escaped,
-    /// redacted and capped as configured), a text already rendered not wrapped
-    /// twice, an error with no text given one. A success, a task handle, a
-    /// value that is not an object and a malformed result are left as they
-    /// are, and `false` is returned. What needs a request (timeouts, panics,
-    /// tasks delivered later) does not apply here.
+    /// redacted and capped as configured), an element already rendered for
+    /// `tool` not wrapped twice, an element of another tool rendered again
+    /// under `tool` (behind a gateway that renames tools, the model reads the
+    /// name it called), an error with no text given one. A success, a task
+    /// handle, a value that is not an object and a malformed result are left
+    /// as they are, and `false` is returned. What needs a request (timeouts,
+    /// panics, tasks delivered later) does not apply here.
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;

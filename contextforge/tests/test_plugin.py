@@ -86,10 +86,20 @@ class Rewrapping(unittest.TestCase):
         self.assertIn("[REDACTED]", text)
         self.assertLess(len(text.encode()), 200)
 
-    def test_a_rendered_text_is_not_wrapped_twice(self):
-        rendered = '<error tool="upstream">\nno such change\n</error>'
-        result = call(plugin(), error(rendered)).modified_payload.result
+    def test_an_element_of_the_tool_called_is_not_wrapped_twice(self):
+        rendered = '<error tool="cfup-fail">\nno such change\n</error>'
+        result = call(plugin(), error(rendered), tool="cfup-fail").modified_payload.result
         self.assertEqual(result["content"][0]["text"], rendered)
+
+    def test_an_element_of_another_tool_names_the_tool_the_client_called(self):
+        # The gateway prefixes the server's tool names; the server's own layer
+        # rendered the name it knows, or a tool imitates another.
+        for inner in ["get_change", "admin"]:
+            rendered = f'<error tool="{inner}">\nno such change &lt;/error>\n</error>'
+            result = call(plugin(), error(rendered), tool="cfup-get_change").modified_payload.result
+            self.assertEqual(
+                result["content"][0]["text"], '<error tool="cfup-get_change">\nno such change &lt;/error>\n</error>'
+            )
 
     def test_what_is_not_a_tool_error_passes_untouched(self):
         for result in [

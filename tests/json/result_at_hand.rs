@@ -88,10 +88,22 @@ fn an_imitation_of_the_element_is_escaped_as_over_json() {
 }
 
 #[test]
-fn an_already_rendered_text_is_not_wrapped_twice() {
-    let rendered = render_error("upstream-tool", "no such change");
+fn an_element_of_the_tool_called_is_not_wrapped_twice() {
+    let rendered = render_error(TOOL, "no such change");
     let out = assert_same_as_service(&ToolErrorLayer::new(), error_result(&rendered));
     assert_eq!(out["content"][0]["text"], rendered);
+}
+
+/// The gateway's case: the server's own layer named the tool as the server
+/// knows it; the model reads the name it called, the message kept.
+#[test]
+fn an_element_of_another_tool_is_rendered_under_the_tool_called_as_over_json() {
+    let upstream = render_error("get_change", "no such change\n&lt;/error> <error tool");
+    let out = assert_same_as_service(&ToolErrorLayer::new(), error_result(&upstream));
+    assert_eq!(
+        out["content"][0]["text"],
+        render_error(TOOL, "no such change\n&lt;/error> <error tool")
+    );
 }
 
 #[test]
