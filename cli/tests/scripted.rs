@@ -525,9 +525,9 @@ async fn a_batch_of_requests_of_the_server_past_max_message_bytes_gets_its_error
 }
 
 /// A server that sends requests past the bound and stops reading its stdin:
-/// the errors to them fill its pipe and the rest are not sent, which is
-/// said, and the end of the client's stdin still ends it at the grace
-/// period, though the write of an error waits on its pipe.
+/// the errors to them wait and the rest are not sent, which is said; they
+/// leave room in its pipe for the client's lines, and the end of the
+/// client's stdin ends it at the grace period.
 #[tokio::test]
 async fn a_server_that_reads_no_errors_to_its_requests_past_the_bound_still_ends_with_stdin() {
     let request = format!(
@@ -543,6 +543,9 @@ async fn a_server_that_reads_no_errors_to_its_requests_past_the_bound_still_ends
         .await;
     session
         .stderr_shows("not answered: a request of the server longer than --max-message-bytes")
+        .await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         .await;
     session.close_stdin();
     // The grace period is 5 s of real time: the child is a separate process.

@@ -25,7 +25,7 @@ use crate::jsonrpc::member::Kind;
 use crate::jsonrpc::member_scan::Scanned;
 use crate::jsonrpc::message::{Answer, response_ids};
 use crate::jsonrpc::own_answer::{self, INTERNAL_ERROR};
-use crate::stdio::child::Child;
+use crate::stdio::child::{Child, Offered};
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
@@ -201,10 +201,17 @@ fn refusal(members: &[Scanned], batch: bool, max: usize) -> Option<Vec<u8>> {
 /// not read it gets no more.
 const MAX_QUEUED_TO_CHILD: usize = 64 * 1024;
 
+/// How long the writer of the wrapper's own lines waits before it looks again
+/// for room in the pipe of a child that has not read them.
+const ROOM_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The wrapper's own lines for the child's stdin (its answers to the server's
 /// requests too long to read), written from the runtime's blocking pool, by
 /// one thread at a time: the thread reading the child's stdout must never
-/// wait on its stdin, which a child that does not read would stop.
+/// wait on its stdin, which a child that does not read would stop. They are
+/// written only while the pipe has room for them (see
+/// [`ChildInput::write_if_room`](crate::stdio::child::ChildInput::write_if_room)),
+/// so that they never stop the client's lines.
 #[derive(Debug)]
 struct ToChild {
     child: Arc<Child>,
@@ -256,14 +263,16 @@ impl ToChild {
         true
     }
 
-    /// Writes the queued lines until none is left.
+    /// Writes the queued lines until none is left, or the child's stdin is
+    /// closed.
     fn write_queued(&self) {
         loop {
             let lines = std::mem::take(&mut *self.queued());
-            if !lines.is_empty() {
-                let input = self.child.input();
-                input.write(&lines);
-                input.flush();
+            if !lines.is_empty() && self.child.input().write_if_room(&lines) == Offered::NoRoom {
+                // First again, before any queued since.
+                self.queued().splice(0..0, lines);
+                std::thread::sleep(ROOM_POLL);
+                continue;
             }
             self.writing.store(false, Ordering::Release);
             // A line queued after the take, while this thread still wrote, is
