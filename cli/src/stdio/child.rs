@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::future::Future;
 use std::io::{BufWriter, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -174,6 +175,28 @@ impl ChildInput {
         }
     }
 
+    /// Writes `lines` and sends them, only if the child's stdin pipe holds
+    /// them and as much again besides what it has not read, or holds nothing
+    /// (lines longer than that wait for a child that reads): the wrapper's own
+    /// lines never fill the pipe of a child that does not read, which would
+    /// stop the client's lines (and the end of its stdin) behind them.
+    pub(crate) fn write_if_room(&self, lines: &[u8]) -> Offered {
+        let mut stdin = self.stdin();
+        let Some(writer) = stdin.as_mut() else {
+            return Offered::Closed;
+        };
+        let pipe = writer.get_ref().as_raw_fd();
+        let waiting = unread_bytes(pipe) + writer.buffer().len();
+        if waiting > 0 && waiting + lines.len() > pipe_capacity(pipe) / 2 {
+            return Offered::NoRoom;
+        }
+        if let Err(error) = writer.write_all(lines).and_then(|()| writer.flush()) {
+            closed_by_the_child(&mut stdin, &error);
+            return Offered::Closed;
+        }
+        Offered::Written
+    }
+
     /// Sends what is written so far.
     pub(crate) fn flush(&self) {
         let mut stdin = self.stdin();
@@ -190,6 +213,40 @@ impl ChildInput {
             let _ = writer.flush();
         }
     }
+}
+
+/// What became of lines offered to [`ChildInput::write_if_room`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Offered {
+    /// Sent.
+    Written,
+    /// Not written: the child has not read enough of what it was sent.
+    NoRoom,
+    /// Not written: the child's stdin is closed.
+    Closed,
+}
+
+/// The bytes in the pipe `pipe` that its reader has not read; 0 when it
+/// cannot be told (not a pipe).
+fn unread_bytes(pipe: RawFd) -> usize {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int to the pointer, which points to one.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::ioctl(pipe, libc::FIONREAD, &raw mut unread) };
+    if result == 0 {
+        usize::try_from(unread).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// How many bytes the pipe `pipe` holds; unbounded when it cannot be told
+/// (not a pipe).
+fn pipe_capacity(pipe: RawFd) -> usize {
+    // SAFETY: F_GETPIPE_SZ takes no argument and touches no memory.
+    #[allow(unsafe_code)]
+    let capacity = unsafe { libc::fcntl(pipe, libc::F_GETPIPE_SZ) };
+    usize::try_from(capacity).unwrap_or(usize::MAX)
 }
 
 /// The child closed its stdin or exited; its exit is reported elsewhere.

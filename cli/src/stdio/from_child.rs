@@ -25,7 +25,7 @@ use crate::jsonrpc::member::Kind;
 use crate::jsonrpc::member_scan::Scanned;
 use crate::jsonrpc::message::{Answer, response_ids};
 use crate::jsonrpc::own_answer::{self, INTERNAL_ERROR};
-use crate::stdio::child::Child;
+use crate::stdio::child::{Child, Offered};
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 use crate::throttled_log::ThrottledLog;
@@ -72,7 +72,9 @@ fn relay_child(
                 first,
             })) => {
                 answer_too_long(stack, &members, max_message_bytes);
-                refuse_too_long(to_child, &members, batch, max_message_bytes);
+                if !refuse_too_long(to_child, &members, batch, max_message_bytes) {
+                    logs.event(Log::NotRefused, || NOT_REFUSED.to_owned());
+                }
                 if first {
                     logs.event(Log::TooLong, || TOO_LONG.to_owned());
                 }
@@ -167,11 +169,11 @@ fn answer_too_long(stack: &Stack, members: &[Scanned], max: usize) {
 }
 
 /// Answers the server's requests among `members` (of a message too long to
-/// read, a `batch` or not) with a JSON-RPC error each, sent to the child.
-fn refuse_too_long(to_child: &Arc<ToChild>, members: &[Scanned], batch: bool, max: usize) {
-    if let Some(refusal) = refusal(members, batch, max) {
-        to_child.send(refusal);
-    }
+/// read, a `batch` or not) with a JSON-RPC error each, sent to the child;
+/// returns `false` when there are some and the child has not read enough of
+/// the errors before for theirs to be queued.
+fn refuse_too_long(to_child: &Arc<ToChild>, members: &[Scanned], batch: bool, max: usize) -> bool {
+    refusal(members, batch, max).is_none_or(|refusal| to_child.send(refusal))
 }
 
 /// The line that answers the requests among `members` (of a message too long
@@ -194,14 +196,22 @@ fn refusal(members: &[Scanned], batch: bool, max: usize) -> Option<Vec<u8>> {
     Some(line)
 }
 
-/// The most bytes of the wrapper's own lines that wait for the child's stdin:
-/// a child that does not read it gets no more.
+/// The most bytes of the wrapper's own lines that wait for the child's stdin
+/// (one line longer than this is taken when none waits): a child that does
+/// not read it gets no more.
 const MAX_QUEUED_TO_CHILD: usize = 64 * 1024;
+
+/// How long the writer of the wrapper's own lines waits before it looks again
+/// for room in the pipe of a child that has not read them.
+const ROOM_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The wrapper's own lines for the child's stdin (its answers to the server's
 /// requests too long to read), written from the runtime's blocking pool, by
 /// one thread at a time: the thread reading the child's stdout must never
-/// wait on its stdin, which a child that does not read would stop.
+/// wait on its stdin, which a child that does not read would stop. They are
+/// written only while the pipe has room for them (see
+/// [`ChildInput::write_if_room`](crate::stdio::child::ChildInput::write_if_room)),
+/// so that they never stop the client's lines.
 #[derive(Debug)]
 struct ToChild {
     child: Arc<Child>,
@@ -233,30 +243,36 @@ impl ToChild {
     /// (it is dropped then); returns whether it is queued.
     fn queue(&self, line: &[u8]) -> bool {
         let mut queued = self.queued();
-        if queued.len() + line.len() > MAX_QUEUED_TO_CHILD {
+        if !queued.is_empty() && queued.len() + line.len() > MAX_QUEUED_TO_CHILD {
             return false;
         }
         queued.extend_from_slice(line);
         true
     }
 
-    /// Sends `line` to the child, from the blocking pool.
-    fn send(self: &Arc<Self>, line: Vec<u8>) {
-        if !self.queue(&line) || self.writing.swap(true, Ordering::AcqRel) {
-            return;
+    /// Sends `line` to the child, from the blocking pool; returns whether it
+    /// is queued (see [`queue`](Self::queue)).
+    fn send(self: &Arc<Self>, line: Vec<u8>) -> bool {
+        if !self.queue(&line) {
+            return false;
         }
-        let to_child = self.clone();
-        self.runtime.spawn_blocking(move || to_child.write_queued());
+        if !self.writing.swap(true, Ordering::AcqRel) {
+            let to_child = self.clone();
+            self.runtime.spawn_blocking(move || to_child.write_queued());
+        }
+        true
     }
 
-    /// Writes the queued lines until none is left.
+    /// Writes the queued lines until none is left, or the child's stdin is
+    /// closed.
     fn write_queued(&self) {
         loop {
             let lines = std::mem::take(&mut *self.queued());
-            if !lines.is_empty() {
-                let input = self.child.input();
-                input.write(&lines);
-                input.flush();
+            if !lines.is_empty() && self.child.input().write_if_room(&lines) == Offered::NoRoom {
+                // First again, before any queued since.
+                self.queued().splice(0..0, lines);
+                std::thread::sleep(ROOM_POLL);
+                continue;
             }
             self.writing.store(false, Ordering::Release);
             // A line queued after the take, while this thread still wrote, is
@@ -274,6 +290,10 @@ const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON"
 /// The log line for a line from the child longer than --max-message-bytes.
 const TOO_LONG: &str = "dropped a line of the server longer than --max-message-bytes; a request it answers is answered so";
 
+/// The log line for an error to a request of the server's too long to read
+/// that is not sent.
+const NOT_REFUSED: &str = "not answered: a request of the server longer than --max-message-bytes (the server has not read the errors sent to it before)";
+
 /// The log line for a late answer that is dropped.
 const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
 
@@ -283,6 +303,7 @@ enum Log {
     NotJson,
     LateAnswer,
     TooLong,
+    NotRefused,
 }
 
 /// The log lines the child's stdout can cause at any rate, each throttled;
@@ -300,6 +321,7 @@ struct Logs {
     not_json: ThrottledLog,
     late_answers: ThrottledLog,
     too_long: ThrottledLog,
+    not_refused: ThrottledLog,
 }
 
 impl Default for Logs {
@@ -308,16 +330,18 @@ impl Default for Logs {
             not_json: ThrottledLog::new(NOT_JSON),
             late_answers: ThrottledLog::new(LATE_ANSWER),
             too_long: ThrottledLog::new(TOO_LONG),
+            not_refused: ThrottledLog::new(NOT_REFUSED),
         }
     }
 }
 
 impl Logs {
-    fn all(&mut self) -> [&mut ThrottledLog; 3] {
+    fn all(&mut self) -> [&mut ThrottledLog; 4] {
         [
             &mut self.not_json,
             &mut self.late_answers,
             &mut self.too_long,
+            &mut self.not_refused,
         ]
     }
 
@@ -344,6 +368,7 @@ impl ChildLogs {
             Log::NotJson => &mut logs.not_json,
             Log::LateAnswer => &mut logs.late_answers,
             Log::TooLong => &mut logs.too_long,
+            Log::NotRefused => &mut logs.not_refused,
         };
         for line in log.event(Instant::now(), message) {
             crate::log(&line);
@@ -436,5 +461,24 @@ mod tests {
             .count();
         assert_eq!(queued, MAX_QUEUED_TO_CHILD / 1000);
         assert!(to_child.queued().len() <= MAX_QUEUED_TO_CHILD);
+    }
+
+    /// The errors to a batch of requests too long to read make one line,
+    /// longer than the bound when the batch holds many: it is taken when
+    /// nothing waits before it, and only then.
+    #[test]
+    fn a_line_longer_than_the_bound_is_queued_when_none_waits() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let stdin = File::create("/dev/null").unwrap();
+        let to_child = ToChild::new(Child::new(stdin), runtime.handle().clone());
+        let members: Vec<Scanned> = (0..1000)
+            .map(|id| scanned(Kind::Request, json!(id)))
+            .collect();
+        let line = refusal(&members, true, 1024).unwrap();
+        assert!(line.len() > MAX_QUEUED_TO_CHILD);
+        assert!(to_child.queue(&line));
+        assert!(!to_child.queue(b"{}\n"));
     }
 }

@@ -16,7 +16,7 @@ use crate::jsonrpc::nested;
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
-/// Starts the thread reading `stdin`; `closed` is told at its end, once the
+/// Starts the thread reading `stdin`; `closed` is told at its end, as the
 /// child's stdin is closed.
 pub(crate) fn spawn(
     stack: Arc<Stack>,
@@ -27,13 +27,12 @@ pub(crate) fn spawn(
         .name("stdin".to_owned())
         .spawn(move || {
             // The client's lines are its own to bound.
-            relay_client(&stack, Lines::new(stdin, usize::MAX));
-            let _ = closed.send(());
+            relay_client(&stack, Lines::new(stdin, usize::MAX), closed);
         })?;
     Ok(())
 }
 
-fn relay_client(stack: &Stack, mut lines: Lines) {
+fn relay_client(stack: &Stack, mut lines: Lines, closed: oneshot::Sender<()>) {
     let input = stack.child().input();
     loop {
         match lines.next() {
@@ -49,6 +48,11 @@ fn relay_client(stack: &Stack, mut lines: Lines) {
             input.flush();
         }
     }
+    // Told before the close, which waits while a line of the wrapper's own
+    // is written to a child that does not read it (`from_child`): the grace
+    // that ends such a child starts at the end of the client's stdin all the
+    // same.
+    let _ = closed.send(());
     input.close();
 }
 

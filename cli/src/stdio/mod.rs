@@ -42,8 +42,10 @@ use crate::signals;
 /// closing of the child's stdin. Those writes wait on one lock per pipe, so
 /// more threads would only wait on the locks: with tokio's default of 512, a
 /// burst of timeouts started a thread each (488 threads and 10 MB more after
-/// 100,000 timeouts, 1,000 at a time). One thread at most waits on the child's
-/// stdin (`Child::send_cancellations`), which leaves the others for the client.
+/// 100,000 timeouts, 1,000 at a time). Two threads at most wait on the child's
+/// stdin (`Child::send_cancellations`, and the writer of the errors to the
+/// server's requests too long to read, in `from_child`), which leaves the
+/// others for the client.
 pub(crate) const BLOCKING_THREADS: usize = 4;
 
 /// Runs the child until it exits; returns the wrapper's exit status. With
