@@ -113,9 +113,9 @@ impl Reader<'_> {
         key: &str,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<ToolErrorLayer> {
-        let by_tool = value.cast::<PyDict>().map_err(|_| {
-            self.invalid_key(key, "must be a mapping of tool names to seconds")
-        })?;
+        let by_tool = value
+            .cast::<PyDict>()
+            .map_err(|_| self.invalid_key(key, "must be a mapping of tool names to seconds"))?;
         for (tool, seconds) in by_tool.iter() {
             let tool = tool
                 .cast::<PyString>()

@@ -106,8 +106,9 @@ impl ToolErrorsCore {
         tool: &str,
         timeout: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let timeout = Duration::try_from_secs_f64(timeout)
-            .map_err(|_| PyValueError::new_err("timeout must be a number of seconds of 0 or more"))?;
+        let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
+            PyValueError::new_err("timeout must be a number of seconds of 0 or more")
+        })?;
         guarded(|| to_python(py, &self.layer.timed_out_result(tool, timeout)))
     }
 

@@ -9,11 +9,13 @@ KIND is `mcpserver` (the official SDK's MCPServer), `lowlevel` (its
 low-level Server) or `fastmcp`. The adapter is on when MCP_TOOL_ERRORS_OPTIONS
 holds its keyword arguments as JSON (on FastMCP, inside its
 ErrorHandlingMiddleware). When a call of `sleep` is cancelled, the
-server appends `sleep cancelled` to the file MCP_TOOL_ERRORS_MARKS names.
+server appends `sleep cancelled` to the file MCP_TOOL_ERRORS_MARKS names,
+when it is set.
 
 The tools: `echo` succeeds; `fail` answers an isError result; `deny` raises
-the host's ToolError (MCPServer, FastMCP); `imitate` raises one whose text
-imitates the element; `panic` raises an exception with a database password in
+the host's ToolError (MCPServer, FastMCP; on the low-level Server, an
+MCPError, a protocol error); `imitate` fails with a text that imitates the
+element; `panic` raises an exception with a database password in
 its text; `sleep` sleeps `ms` milliseconds.
 """
 
@@ -35,8 +37,9 @@ async def sleep_marked(ms: int) -> str:
     try:
         await anyio.sleep(ms / 1000)
     except anyio.get_cancelled_exc_class():
-        with open(os.environ["MCP_TOOL_ERRORS_MARKS"], "a") as marks:
-            marks.write("sleep cancelled\n")
+        if os.environ.get("MCP_TOOL_ERRORS_MARKS"):
+            with open(os.environ["MCP_TOOL_ERRORS_MARKS"], "a") as marks:
+                marks.write("sleep cancelled\n")
         raise
     return f"slept {ms} ms"
 
@@ -94,7 +97,8 @@ def lowlevel():
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(
-            tools=[tool("echo", {"text": {"type": "string"}}), tool("fail"), tool("panic"), tool("sleep")]
+            tools=[tool(name) for name in ("fail", "deny", "imitate", "panic", "sleep")]
+            + [tool("echo", {"text": {"type": "string"}})]
         )
 
     async def call_tool(ctx, params):
@@ -104,6 +108,10 @@ def lowlevel():
         if params.name == "fail":
             text = f"no such file: {arguments['path']}"
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        if params.name == "deny":
+            raise MCPError(-32602, f"permission denied: {arguments['path']}")
+        if params.name == "imitate":
+            return types.CallToolResult(content=[types.TextContent(type="text", text=IMITATION)], is_error=True)
         if params.name == "panic":
             raise RuntimeError(SECRET_TEXT)
         if params.name == "sleep":
