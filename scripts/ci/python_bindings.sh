@@ -96,7 +96,8 @@ client() {
 
 readonly SERVER_CASES='{"isError result": ["fail", {"path": "/data/1"}], "ToolError": ["deny", {"path": "/data/2"}],
   "imitation": ["imitate", {}], "exception with a secret": ["panic", {}], "hang": ["sleep", {"ms": 60000}, 3],
-  "unknown tool": ["nope", {}], "success": ["echo", {"text": "héllo \"world\" <error>"}]}'
+  "unknown tool": ["nope", {}], "missing arguments": ["echo", {}],
+  "success": ["echo", {"text": "héllo \"world\" <error>"}]}'
 
 # serve KIND: every run of one host; the hosts run side by side.
 serve() {

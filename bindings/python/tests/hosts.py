@@ -103,6 +103,8 @@ def lowlevel():
 
     async def call_tool(ctx, params):
         arguments = params.arguments or {}
+        if params.name == "echo" and "text" not in arguments:
+            raise MCPError(-32602, "Invalid params: `text` is required")
         if params.name == "echo":
             return types.CallToolResult(content=[types.TextContent(type="text", text=arguments["text"])])
         if params.name == "fail":
