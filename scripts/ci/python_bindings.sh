@@ -29,10 +29,10 @@ repo=$PWD
 target=${CARGO_TARGET_DIR:-$repo/target}
 readonly LISTEN_TIMEOUT_S=60
 # The adapters' options in the test, and the command's that say the same. Only
-# `sleep` is timed: on a loaded machine, the first call of another tool may
-# take a second too.
-readonly OPTIONS='{"tool_timeouts": {"sleep": 1}, "redact_secrets": true, "max_error_bytes": 4096}'
-readonly COMMAND_OPTIONS=(--tool-timeout-for sleep=1s --redact-secrets --max-error-bytes 4096)
+# the tools that hang are timed: on a loaded machine, the first call of
+# another tool may take a second too.
+readonly OPTIONS='{"tool_timeouts": {"sleep": 1, "block": 1}, "redact_secrets": true, "max_error_bytes": 4096}'
+readonly COMMAND_OPTIONS=(--tool-timeout-for sleep=1s --tool-timeout-for block=1s --redact-secrets --max-error-bytes 4096)
 readonly LITELLM_KEY=sk-mcp-tool-errors-test
 
 log() { echo "python bindings: $*" >&2; }
@@ -96,6 +96,7 @@ client() {
 
 readonly SERVER_CASES='{"isError result": ["fail", {"path": "/data/1"}], "ToolError": ["deny", {"path": "/data/2"}],
   "imitation": ["imitate", {}], "exception with a secret": ["panic", {}], "hang": ["sleep", {"ms": 60000}, 3],
+  "hang in a sync tool": ["block", {"ms": 4000}, 3],
   "unknown tool": ["nope", {}], "missing arguments": ["echo", {}],
   "success": ["echo", {"text": "héllo \"world\" <error>"}]}'
 

@@ -93,7 +93,7 @@ def server_expectations(host, directory, cases, by_rust, problems):
         if expected[case] is None:
             problems.append(f"{case}: no expected outcome")
     for case, (tool, *_) in cases.items():
-        if tool == "sleep" and "unanswered" not in without.get(case, {}):
+        if tool in ("sleep", "block") and "unanswered" not in without.get(case, {}):
             problems.append(f"{case}: without the adapter, expected no answer, got {without.get(case)}")
     for transport in TRANSPORTS:
         marks_path = os.path.join(directory, f"{host}-with-{transport}.marks")

@@ -16,14 +16,17 @@ The tools: `echo` succeeds; `fail` answers an isError result; `deny` raises
 the host's ToolError (MCPServer, FastMCP; on the low-level Server, an
 MCPError, a protocol error); `imitate` fails with a text that imitates the
 element; `panic` raises an exception with a database password in
-its text; `sleep` sleeps `ms` milliseconds.
+its text; `sleep` sleeps `ms` milliseconds; `block` is a sync tool that blocks
+its thread for `ms` milliseconds.
 """
 
 import json
 import os
 import sys
+import time
 
 import anyio
+import anyio.to_thread
 
 kind, transport = sys.argv[1], sys.argv[2]
 port = int(sys.argv[3]) if transport == "http" else None
@@ -80,6 +83,11 @@ def mcpserver():
     async def sleep(ms: int) -> str:
         return await sleep_marked(ms)
 
+    @server.tool()
+    def block(ms: int) -> str:
+        time.sleep(ms / 1000)
+        return f"blocked {ms} ms"
+
     if transport == "stdio":
         server.run("stdio")
     else:
@@ -97,7 +105,7 @@ def lowlevel():
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(
-            tools=[tool(name) for name in ("fail", "deny", "imitate", "panic", "sleep")]
+            tools=[tool(name) for name in ("fail", "deny", "imitate", "panic", "sleep", "block")]
             + [tool("echo", {"text": {"type": "string"}})]
         )
 
@@ -118,6 +126,9 @@ def lowlevel():
             raise RuntimeError(SECRET_TEXT)
         if params.name == "sleep":
             text = await sleep_marked(arguments["ms"])
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        if params.name == "block":
+            text = await anyio.to_thread.run_sync(lambda: time.sleep(arguments["ms"] / 1000) or "blocked")
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
         raise MCPError(-32602, f"Unknown tool: {params.name}")
 
@@ -177,6 +188,11 @@ def fastmcp():
     @server.tool
     async def sleep(ms: int) -> str:
         return await sleep_marked(ms)
+
+    @server.tool
+    def block(ms: int) -> str:
+        time.sleep(ms / 1000)
+        return f"blocked {ms} ms"
 
     if transport == "stdio":
         server.run(show_banner=False)
