@@ -4,7 +4,8 @@
 # adapter and with it, side by side in the same run
 # (bindings/python/benches/calls.py): the official SDK's MCPServer and
 # low-level Server and FastMCP over stdio, and LiteLLM's proxy (without the
-# guardrail, with it) over Streamable HTTP in front of the MCPServer. One tool
+# guardrail, with it) over Streamable HTTP in front of the MCPServer (over
+# Streamable HTTP too). One tool
 # that fails (`fail`, an isError result the adapter rewraps) and one that
 # succeeds (`echo`).
 #
@@ -57,7 +58,9 @@ for kind in mcpserver lowlevel fastmcp; do
     "${tools[@]}"
 done
 
-# LiteLLM's proxy, without the guardrail and with it.
+# LiteLLM's proxy, without the guardrail and with it, in front of the
+# MCPServer over Streamable HTTP (a stdio upstream is started anew for each
+# call, which would be what the calls measure).
 free_port() { "$sdk" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 proxy() {
   local dir=$work/$1
@@ -68,9 +71,8 @@ general_settings:
   master_key: $LITELLM_KEY
 mcp_servers:
   hosts:
-    transport: stdio
-    command: $sdk
-    args: ["$hosts", "mcpserver", "stdio"]
+    transport: http
+    url: http://127.0.0.1:$upstream_port/mcp
 YAML
   if [[ $3 == true ]]; then
     cat >>"$dir/config.yaml" <<YAML
@@ -84,7 +86,7 @@ guardrails:
       max_error_bytes: 4096
 YAML
   fi
-  (cd "$dir" && LITELLM_ENABLE_MCP_STDIO=true LITELLM_LOCAL_MODEL_COST_MAP=True exec \
+  (cd "$dir" && LITELLM_LOCAL_MODEL_COST_MAP=True exec \
     "$repo/$LITELLM_VENV/bin/litellm" --config config.yaml --host 127.0.0.1 --port "$2") >"$work/$1.log" 2>&1 &
   pids+=($!)
   local tenth
@@ -95,6 +97,9 @@ YAML
   tail -n 20 "$work/$1.log" >&2
   die "LiteLLM's proxy did not answer within $LISTEN_TIMEOUT_S s"
 }
+upstream_port=$(free_port)
+"$sdk" "$hosts" mcpserver http "$upstream_port" >"$work/upstream.log" 2>&1 &
+pids+=($!)
 without_port=$(free_port)
 proxy without "$without_port" false
 with_port=$(free_port)

@@ -27,8 +27,9 @@ async def session(stack, endpoint):
 
         command = endpoint["stdio"]
         env = {**os.environ, **endpoint.get("env", {})}
+        errlog = stack.enter_context(open(os.devnull, "w"))
         read, write = await stack.enter_async_context(
-            stdio_client(StdioServerParameters(command=command[0], args=command[1:], env=env))
+            stdio_client(StdioServerParameters(command=command[0], args=command[1:], env=env), errlog=errlog)
         )
     else:
         import httpx2
