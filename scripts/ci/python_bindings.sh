@@ -9,7 +9,8 @@
 #   and the Rust example server with the layer (examples/rmcp_stdio.rs) for
 #   the failures the command cannot see;
 # - LiteLLM's proxy (no database, a master key) in front of the MCPServer
-#   over stdio, without the guardrail and with it.
+#   over Streamable HTTP (over stdio, the proxy starts the server anew for
+#   each call), without the guardrail and with it.
 #
 # bindings/python/tests/compare.py checks, per host, that every case with
 # the adapter is what the command (or the Rust server) gives for the same
@@ -118,7 +119,7 @@ serve() {
 }
 
 # litellm_proxy NAME PORT GUARDRAIL: LiteLLM's proxy in front of the MCPServer
-# over stdio, with the guardrail (true) or without; sets `pid`.
+# at $upstream_port, with the guardrail (true) or without; sets `pid`.
 litellm_proxy() {
   local dir=$work/$1
   mkdir -p "$dir"
@@ -128,9 +129,8 @@ general_settings:
   master_key: $LITELLM_KEY
 mcp_servers:
   hosts:
-    transport: stdio
-    command: $sdk
-    args: ["$repo/$tests/hosts.py", "mcpserver", "stdio"]
+    transport: http
+    url: http://127.0.0.1:$upstream_port/mcp
 EOF
   if [[ $3 == true ]]; then
     cat >>"$dir/config.yaml" <<EOF
@@ -144,7 +144,7 @@ guardrails:
       max_error_bytes: 4096
 EOF
   fi
-  (cd "$dir" && LITELLM_ENABLE_MCP_STDIO=true LITELLM_LOCAL_MODEL_COST_MAP=True exec setsid \
+  (cd "$dir" && LITELLM_LOCAL_MODEL_COST_MAP=True exec setsid \
     "$repo/$LITELLM_VENV/bin/litellm" --config config.yaml --host 127.0.0.1 --port "$2") >"$work/$1.log" 2>&1 &
   pid=$!
   pids+=("$pid")
@@ -156,6 +156,10 @@ readonly GATEWAY_CASES='{"isError result": ["hosts-fail", {"path": "/data/1"}], 
 
 # --- LiteLLM's proxies start (about 10 s) while the servers are called --------------
 started=$SECONDS
+upstream_port=$(free_port)
+"$sdk" "$tests/hosts.py" mcpserver http "$upstream_port" >"$work/upstream.log" 2>&1 &
+upstream_pid=$!
+pids+=("$upstream_pid")
 without_port=$(free_port)
 litellm_proxy litellm-without "$without_port" false
 without_pid=$pid
@@ -176,6 +180,7 @@ done
 log "the servers' runs done ($SECONDS s)"
 
 # --- the proxies -------------------------------------------------------------------------
+wait_listening "$upstream_port" "$upstream_pid"
 wait_listening "$without_port" "$without_pid"
 wait_listening "$with_port" "$with_pid"
 log "LiteLLM's proxies answered $((SECONDS - started)) s after their start"
