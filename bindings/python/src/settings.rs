@@ -87,7 +87,9 @@ impl Reader<'_> {
             .filter(|_| !value.is_instance_of::<PyBool>())
             .and_then(|max| max.extract::<usize>().ok())
             .filter(|&max| max >= 1)
-            .ok_or_else(|| self.invalid_key(key, "must be a whole number of 1 or more, or null"))
+            .ok_or_else(|| {
+                self.invalid_key(key, "must be a whole number of 1 or more, or None (null)")
+            })
     }
 
     /// A number of seconds above zero (an int or a float, not a bool).
@@ -104,7 +106,9 @@ impl Reader<'_> {
         seconds
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
-            .ok_or_else(|| self.invalid_key(key, "must be a number of seconds above 0, or null"))
+            .ok_or_else(|| {
+                self.invalid_key(key, "must be a number of seconds above 0, or None (null)")
+            })
     }
 
     fn per_tool_timeouts(
