@@ -71,7 +71,7 @@ LITELLM_LOCAL_MODEL_COST_MAP=True "$litellm" -m unittest discover -s bindings/py
 
 # The oracles: the command, and the Rust server with the layer.
 command=$(cargo_executable mcp-tool-errors -p mcp-tool-errors-cli --bin mcp-tool-errors)
-rust=$(cargo_executable rmcp_stdio -p mcp-tool-errors --all-features --example rmcp_stdio)
+rust=$(cargo_executable rmcp_stdio --example rmcp_stdio --all-features)
 
 tests=bindings/python/tests
 results=$work/results
