@@ -119,11 +119,11 @@ class Rewrapping(unittest.TestCase):
 class Failure(unittest.TestCase):
     def test_a_failure_is_logged_by_location_and_never_raised(self):
         class Broken:
-            def rewrap(self, tool, result):
+            def rewrap_result(self, tool, result):
                 raise RuntimeError("the text held ghp_secret")
 
         broken = plugin()
-        broken._core = Broken()
+        broken._layer = Broken()
         with self.assertLogs("mcp_tool_errors_contextforge.plugin", logging.ERROR) as logs:
             answer = call(broken, error("x"))
         self.assertTrue(answer.continue_processing)
