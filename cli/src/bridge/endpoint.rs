@@ -27,10 +27,12 @@ use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::connections::Connections;
 use crate::http::drain::Drain;
+use crate::http::failure::json_error;
 use crate::http::headers;
 use crate::http::site::Site;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::nested;
+use crate::jsonrpc::own_answer::PARSE_ERROR;
 use crate::stdio::id_in_use;
 
 /// The session header of the transport.
@@ -128,7 +130,7 @@ impl Bridge {
             Err(_) => return status_only(StatusCode::BAD_REQUEST),
         };
         let Ok(message) = nested::from_slice(&bytes) else {
-            return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
+            return json_error(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
         };
         let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
@@ -427,21 +429,6 @@ fn stopping() -> Response<ProxyBody> {
 /// A session that is not (or no longer) there.
 fn not_found() -> Response<ProxyBody> {
     json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
-}
-
-pub(super) fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {"code": code, "message": message},
-        "id": null,
-    });
-    let mut response = Response::new(whole(body.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 fn status_only(status: StatusCode) -> Response<ProxyBody> {

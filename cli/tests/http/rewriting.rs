@@ -291,6 +291,31 @@ async fn a_batch_with_an_id_twice_is_refused_and_no_answer_passes_raw() {
     assert!(upstream.received().is_empty(), "the server got the batch");
 }
 
+/// A body the proxy cannot read as JSON which a server reads all the same
+/// (the Python SDK takes `NaN` and `Infinity`; a server behind Express's
+/// body parser inflates a gzip body): a server that answers any body with a
+/// tool error stands for it. Such a body goes no further, answered `400`
+/// with `-32700` as the bridge answers it, so no tool runs without the layer.
+#[tokio::test]
+async fn a_body_that_is_no_json_is_answered_a_parse_error_and_never_reaches_the_server() {
+    let upstream = Upstream::start(|_| Reply::json(&error_result(1, "disk full"))).await;
+    let nan = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"n":NaN}}}"#;
+    for options in [&[][..], &["--tool-timeout", "30s"]] {
+        let proxy = Proxy::start(&upstream.url(), options).await;
+        for unread in [nan, "\u{feff}{}", "[", ""] {
+            let response = proxy.post(unread, &[]).await;
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{unread:?}");
+            let answer = json(response).await;
+            assert_eq!(
+                answer,
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}),
+                "{unread:?}, options {options:?}"
+            );
+        }
+    }
+    assert!(upstream.received().is_empty(), "the server got a body");
+}
+
 #[tokio::test]
 async fn an_event_stream_is_relayed_as_it_arrives_and_only_the_answer_event_changes() {
     let (chunks, script_chunks) = mpsc::unbounded_channel();
