@@ -21,6 +21,8 @@
 //! none (each `POST` is answered on its own response, so only a batch can
 //! hold an id twice).
 
+use std::collections::HashSet;
+
 use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
 
@@ -48,10 +50,21 @@ pub(crate) fn in_use(
     keys: &[JsonRpcId],
     in_flight: impl Fn(&JsonRpcId) -> bool,
 ) -> Option<Vec<bool>> {
+    // A set, not a scan of the keys before: a batch may hold many requests.
+    // The last key is not kept, so a single message allocates nothing.
+    let mut earlier: HashSet<&JsonRpcId> = HashSet::new();
+    let last = keys.len().saturating_sub(1);
     let reused: Vec<bool> = keys
         .iter()
         .enumerate()
-        .map(|(at, key)| in_flight(key) || keys[..at].contains(key))
+        .map(|(at, key)| {
+            let held_earlier = if at < last {
+                !earlier.insert(key)
+            } else {
+                earlier.contains(key)
+            };
+            in_flight(key) || held_earlier
+        })
         .collect();
     reused.contains(&true).then_some(reused)
 }
