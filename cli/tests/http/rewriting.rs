@@ -335,7 +335,7 @@ async fn a_batch_of_ids_that_are_one_double_is_refused_and_no_answer_passes_raw(
 }
 
 /// A body the proxy cannot read as JSON which a server reads all the same
-/// (the Python SDK takes `NaN` and `Infinity`; a server behind Express's
+/// (the Python SDK takes `NaN`, `Infinity` and `1e400`; a server behind Express's
 /// body parser inflates a gzip body): a server that answers any body with a
 /// tool error stands for it. Such a body goes no further, answered `400`
 /// with `-32700` as the bridge answers it, so no tool runs without the layer.
@@ -343,9 +343,11 @@ async fn a_batch_of_ids_that_are_one_double_is_refused_and_no_answer_passes_raw(
 async fn a_body_that_is_no_json_is_answered_a_parse_error_and_never_reaches_the_server() {
     let upstream = Upstream::start(|_| Reply::json(&error_result(1, "disk full"))).await;
     let nan = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"n":NaN}}}"#;
+    // JSON by the grammar, but past a double's range: infinity to the SDK.
+    let out_of_range = format!("[{}]", nan.replace("NaN", "1e400"));
     for options in [&[][..], &["--tool-timeout", "30s"]] {
         let proxy = Proxy::start(&upstream.url(), options).await;
-        for unread in [nan, "\u{feff}{}", "[", ""] {
+        for unread in [nan, &out_of_range, "\u{feff}{}", "[", ""] {
             let response = proxy.post(unread, &[]).await;
             assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{unread:?}");
             let answer = json(response).await;
