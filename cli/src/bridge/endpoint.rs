@@ -30,10 +30,10 @@ use crate::http::drain::Drain;
 use crate::http::failure::json_error;
 use crate::http::headers;
 use crate::http::site::Site;
-use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::nested;
 use crate::jsonrpc::own_answer::PARSE_ERROR;
+use crate::stdio::id_in_use;
 
 /// The session header of the transport.
 static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");

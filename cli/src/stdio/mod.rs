@@ -22,6 +22,8 @@ pub(crate) mod exit_status;
 mod from_child;
 mod from_client;
 mod given_up;
+/// The refusal of an id in use, which the bridge's endpoint reaches here.
+pub(crate) use crate::jsonrpc::id_in_use;
 pub(crate) mod in_flight;
 mod lines;
 pub(crate) mod relay;
