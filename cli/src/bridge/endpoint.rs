@@ -32,7 +32,6 @@ use crate::http::headers;
 use crate::http::site::Site;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::nested;
-use crate::jsonrpc::own_answer::PARSE_ERROR;
 use crate::stdio::id_in_use;
 
 /// The session header of the transport.
@@ -130,7 +129,7 @@ impl Bridge {
             Err(_) => return status_only(StatusCode::BAD_REQUEST),
         };
         let Ok(message) = nested::from_slice(&bytes) else {
-            return json_error(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
+            return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
         };
         let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
