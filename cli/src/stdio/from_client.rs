@@ -1,18 +1,20 @@
 //! The thread reading the client's lines: a request is registered and written
 //! to the child's stdin by this thread itself (no hand-off on the way to the
-//! child), a cancellation withdraws its request, anything else goes to the
-//! child as it is. Only the envelope of a single message is read (see
+//! child), a cancellation withdraws its request, a line that is no JSON is
+//! answered `-32700`, anything else goes to the child as it is. Only the envelope of a single message is read (see
 //! `envelope`); a batch is read whole.
 
 use std::fs::File;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_request::LayerRequest;
-use crate::jsonrpc::message::requests;
+use crate::jsonrpc::message::{Answer, requests};
 use crate::jsonrpc::nested;
+use crate::jsonrpc::own_answer::{self, PARSE_ERROR};
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
@@ -78,9 +80,17 @@ fn client_line(stack: &Stack, line: &[u8]) {
         Ok(Envelope::Batch) => client_whole(stack, line),
         // Nested past the envelope's limit: read whole, to any depth.
         Err(error) if error.is_too_deep() => client_whole(stack, line),
-        // Not JSON: the child answers it.
-        Err(_) => child.input().write(line),
+        Err(_) => refuse_unreadable(stack),
     }
+}
+
+/// A line that is no JSON to the command is answered `-32700` and goes no
+/// further: a server that reads more than JSON (the Python SDK takes `NaN`
+/// and `Infinity`) would run its calls with no layer. The HTTP modes answer
+/// such a body so too.
+fn refuse_unreadable(stack: &Stack) {
+    let error = own_answer::error(&Value::Null, PARSE_ERROR, "Parse error");
+    stack.output().write_answer(Answer::made(error));
 }
 
 /// A batch, or a message nested too deep for its envelope: read whole, its
@@ -89,8 +99,7 @@ fn client_line(stack: &Stack, line: &[u8]) {
 fn client_whole(stack: &Stack, line: &[u8]) {
     let child = stack.child();
     let Ok(message) = nested::from_slice(line) else {
-        // Not JSON after all: the child answers it.
-        child.input().write(line);
+        refuse_unreadable(stack);
         return;
     };
     child.withdraw_cancelled_in(&message);
