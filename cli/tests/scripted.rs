@@ -58,6 +58,24 @@ async fn everything_but_tool_call_answers_passes_byte_for_byte_both_ways() {
 }
 
 #[tokio::test]
+async fn a_blank_line_from_the_client_is_no_message_and_gets_no_answer() {
+    let ping_answer = r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#;
+    let server = Server::scripted(json!({"on": {"ping": [send(ping_answer)]}}));
+    let mut session = Session::wrapped(&[], &server);
+    for (id, blank) in [(1, ""), (2, "  \t"), (3, "\r")] {
+        session.send(blank).await;
+        let lines = session
+            .exchange(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        assert_eq!(
+            lines,
+            [ping_answer.replace("$ID", &id.to_string())],
+            "after {blank:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn tool_errors_are_rewrapped_and_answers_the_layer_leaves_alone_keep_their_bytes() {
     let error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"no such change"}],"isError":true}}"#;
     let rendered = r#"{"result":{"isError":true,"content":[{"type":"text","text":"<error tool=\"already\">\nx\n</error>"}]} , "id":$ID,"jsonrpc":"2.0"}"#;

@@ -60,6 +60,12 @@ fn relay_client(stack: &Stack, mut lines: Lines, closed: oneshot::Sender<()>) {
 
 fn client_line(stack: &Stack, line: &[u8]) {
     let child = stack.child();
+    if is_blank(line) {
+        // No message, so nothing the child could run: it goes on as it is,
+        // unanswered, as a line between messages is.
+        child.input().write(line);
+        return;
+    }
     match envelope::read(line) {
         Ok(Envelope::Single(fields)) if fields.is_request() => {
             let id = fields.id.clone().unwrap_or_default();
@@ -82,6 +88,13 @@ fn client_line(stack: &Stack, line: &[u8]) {
         Err(error) if error.is_too_deep() => client_whole(stack, line),
         Err(_) => refuse_unreadable(stack),
     }
+}
+
+/// Whether `line` holds JSON's whitespace only (an empty line, a `\r` left by
+/// a client that ends its lines with CRLF).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
 }
 
 /// A line that is no JSON to the command is answered `-32700` and goes no
