@@ -29,6 +29,10 @@ trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
 source scripts/lib/processes.sh
 # shellcheck source=scripts/lib/maturin.sh
 source scripts/lib/maturin.sh
+# shellcheck source=scripts/lib/python.sh
+source scripts/lib/python.sh
+# shellcheck source=scripts/lib/python_binding.sh
+source scripts/lib/python_binding.sh
 # shellcheck source=scripts/lib/contextforge.sh
 source scripts/lib/contextforge.sh
 

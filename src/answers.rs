@@ -1,12 +1,14 @@
 //! Reading the inner service's response, once, for every message type: each
 //! answer matched to its call ([`CallIndex`]), tool errors rewrapped, tasks
-//! followed ([`TaskMemory`]), and the outcome the request span records.
+//! followed ([`TaskMemory`]), the tools a `tools/list` answer names learned
+//! for the metric ([`ToolNames`]), and the outcome the request span records.
 
 use crate::config::Config;
 use crate::matching::CallIndex;
 use crate::model::{Answer, AnswerBody, Call, CallKind, CallResult, Calls, Outcome, Response};
 use crate::render::ErrorRenderer;
 use crate::tasks::{Delivered, TaskEvent, TaskMemory, rule};
+use crate::telemetry::ToolNames;
 
 /// What the core read in a response.
 #[derive(Debug)]
@@ -20,11 +22,14 @@ pub(crate) struct ReadResponse {
 /// Reads `response`, the inner service's answer to `calls`, rewriting it where
 /// the layer rewrites. `with_outcome`: whether something records the outcome;
 /// without it, a response to calls the layer does not follow is not read.
+/// `tool_names` learns the tools a `tools/list` answer names, when the metric
+/// records them.
 pub(crate) fn read<Resp, E, R>(
     calls: &Calls,
     response: &mut Result<Resp, E>,
     config: &Config<R>,
     tasks: &TaskMemory,
+    tool_names: &ToolNames,
     with_outcome: bool,
 ) -> ReadResponse
 where
@@ -35,7 +40,11 @@ where
         outcome: Outcome::Success,
         delivered: None,
     };
-    let followed = calls.as_slice().iter().any(Call::is_followed);
+    let tool_names = tool_names.learns_listed().then_some(tool_names);
+    let followed = calls
+        .as_slice()
+        .iter()
+        .any(|call| call.is_followed(tool_names.is_some()));
     if !followed && !with_outcome {
         return read;
     }
@@ -54,7 +63,9 @@ where
                 Outcome::ErrorResponse { code }
             }),
             Answer::Result(body) => match call {
-                Some(call) => read_result(call, body, config, tasks, &mut read.delivered),
+                Some(call) => {
+                    read_result(call, body, config, tasks, tool_names, &mut read.delivered)
+                }
                 None => Outcome::Success,
             },
         };
@@ -69,6 +80,7 @@ fn read_result<B, R>(
     body: &mut B,
     config: &Config<R>,
     tasks: &TaskMemory,
+    tool_names: Option<&ToolNames>,
     delivered: &mut Option<Delivered>,
 ) -> Outcome
 where
@@ -99,6 +111,12 @@ where
             Some(event) => event,
             None => return Outcome::Success,
         },
+        CallKind::ToolList => {
+            if let Some(tool_names) = tool_names {
+                body.visit_listed_tools(|tool| tool_names.learn_listed(tool));
+            }
+            return Outcome::Success;
+        }
         CallKind::Other => return Outcome::Success,
     };
     let this_delivery = tasks.observe(event, config);

@@ -163,6 +163,7 @@ where
                         &mut result,
                         &this.shared.config,
                         &this.shared.tasks,
+                        &this.shared.tool_names,
                         recording,
                     );
                     telemetry::record_answer(

@@ -65,7 +65,11 @@
 //! - tower-mcp transports (feature `tower-mcp`): `.layer(ToolErrorLayer::new())`,
 //!   see [tower-mcp](#tower-mcp-feature-tower-mcp) below.
 //! - a `tools/call` result already at hand, outside any service (a gateway's
-//!   hook after each tool call): [`ToolErrorLayer::rewrap_result`].
+//!   hook after each tool call): [`ToolErrorLayer::rewrap_result`]; a caller
+//!   that runs the call itself (a language binding) times it with
+//!   [`ToolErrorLayer::tool_timeout_of`] and answers its failures with
+//!   [`ToolErrorLayer::timed_out_result`] and [`ToolErrorLayer::crashed_result`],
+//!   logging what [`ToolErrorLayer::scrub_log_text`] leaves of a panic's message.
 //!
 //! # No response on the `Value` path
 //!

@@ -71,25 +71,9 @@ impl CaughtPanic {
         self.location.as_deref()
     }
 
-    /// The payload as the log may show it: redacted and scrubbed as configured,
-    /// not capped (the log is the operator's, not the model's). If the user's
-    /// scrubber panics on it, the payload is withheld, and so is the scrubber's
-    /// own message: both may hold what the scrubber was to remove. The
-    /// scrubber's location stands in their place, when known.
+    /// The payload as the log may show it ([`logged_text`]).
     fn logged_payload<R>(&self, config: &Config<R>) -> Cow<'_, str> {
-        let scrubbed = catch(|| {
-            config
-                .sanitizer
-                .scrub(self.payload_text(), &mut Tally::default())
-        });
-        scrubbed.unwrap_or_else(|scrubber_panic| {
-            scrubber_panic
-                .report_withheld_from_every_log(format_args!("the scrubber, on a panic message,"));
-            match scrubber_panic.location() {
-                Some(at) => Cow::Owned(format!("(withheld: the scrubber panicked on it, at {at})")),
-                None => Cow::Borrowed(SCRUBBER_PANICKED_PAYLOAD),
-            }
-        })
+        logged_text(self.payload_text(), config)
     }
 
     /// Writes the one stderr line of a withheld panic whose message the
@@ -227,6 +211,23 @@ impl CaughtPanic {
         );
         self.report_withheld(format_args!("the handler of a notification"));
     }
+}
+
+/// `text`, a panic's message, as the log may show it: redacted and scrubbed as
+/// configured, not capped (the log is the operator's, not the model's). If the
+/// user's scrubber panics on it, the text is withheld, and so is the
+/// scrubber's own message: both may hold what the scrubber was to remove. The
+/// scrubber's location stands in their place, when known.
+pub(crate) fn logged_text<'t, R>(text: &'t str, config: &Config<R>) -> Cow<'t, str> {
+    let scrubbed = catch(|| config.sanitizer.scrub(text, &mut Tally::default()));
+    scrubbed.unwrap_or_else(|scrubber_panic| {
+        scrubber_panic
+            .report_withheld_from_every_log(format_args!("the scrubber, on a panic message,"));
+        match scrubber_panic.location() {
+            Some(at) => Cow::Owned(format!("(withheld: the scrubber panicked on it, at {at})")),
+            None => Cow::Borrowed(SCRUBBER_PANICKED_PAYLOAD),
+        }
+    })
 }
 
 /// Drops a panic payload; if its `Drop` panics in turn, that second payload is

@@ -1,9 +1,13 @@
 //! The rewrap policy: every text the layer writes for the model (a tool's
 //! error rewrapped, the answer to a panic or a timeout) is redacted, scrubbed
-//! and capped as [`Config`] says, then rendered; a panic of the user's code on
-//! the way (the renderer, the scrubber) is caught and logged by its location
-//! only (its message may quote the text), and the model then reads a fixed
-//! element instead.
+//! and capped as [`Config`] says, then rendered under the name of the tool
+//! called. A text the renderer already made for that tool passes (sanitized
+//! again), so that a layer stacked twice writes once; one it made for another
+//! tool is rendered again under the tool called, its message kept
+//! ([`ErrorRenderer::rendered_message`]), so that no tool speaks as another.
+//! A panic of the user's code on the way (the renderer, the scrubber) is
+//! caught and logged by its location only (its message may quote the text),
+//! and the model then reads a fixed element instead.
 
 use std::borrow::Cow;
 
@@ -51,11 +55,14 @@ impl<R: ErrorRenderer> Config<R> {
         let mut tally = Tally::default();
         for text in texts {
             items += 1;
-            if !self.renderer.is_rendered(text) {
-                *text = self.render_tallied(tool, text, &mut tally);
+            if self.renderer.is_rendered(tool, text) {
+                if let Some(sanitized) = self.sanitize_rendered(text, &mut tally) {
+                    *text = sanitized;
+                }
+            } else {
+                let message = self.renderer.rendered_message(text).unwrap_or(text);
+                *text = self.render_tallied(tool, message, &mut tally);
                 rewrapped += 1;
-            } else if let Some(sanitized) = self.sanitize_rendered(text, &mut tally) {
-                *text = sanitized;
             }
         }
         if items == 0 {
@@ -110,10 +117,11 @@ impl<R: ErrorRenderer> Config<R> {
         self.renderer.render(tool, &message)
     }
 
-    /// A text the renderer already made, sanitized, so that rendering it upstream
-    /// is no way around the settings; `None` when nothing changes.
+    /// A text the renderer already made for the tool called, sanitized, so
+    /// that rendering it upstream is no way around the settings; `None` when
+    /// nothing changes.
     ///
-    /// An llmxml element keeps its own tool name and only its body is sanitized
+    /// An llmxml element keeps its opening line and only its body is sanitized
     /// (then guarded again, so its guarded length is what the cap counts). Any
     /// other rendered text, a custom renderer's, is sanitized as a whole, and
     /// counted as it is.

@@ -46,7 +46,8 @@ impl Timeouts {
         }
     }
 
-    fn for_tool(&self, tool: &str) -> Option<Duration> {
+    /// The timeout of a call of `tool`: its own, else every tool's.
+    pub(crate) fn for_tool(&self, tool: &str) -> Option<Duration> {
         self.by_tool
             .as_ref()
             .and_then(|by_tool| by_tool.iter().find(|(name, _)| name == tool))
@@ -99,8 +100,13 @@ pub(crate) struct TimedOut {
 }
 
 impl TimedOut {
+    /// How long the request had.
+    pub(crate) fn after(&self) -> Duration {
+        self.after
+    }
+
     /// How long the request had, as the model reads it (`30 s`).
-    pub(crate) fn timeout_text(&self) -> String {
+    fn timeout_text(&self) -> String {
         seconds(self.after)
     }
 

@@ -1,12 +1,15 @@
 //! [`Unanswered`]: why the layer answers a request in place of the inner
 //! service, and that answer: the one home of the layer's own answers.
 
+use std::borrow::Cow;
+use std::time::Duration;
+
 use crate::config::Config;
 use crate::model::{Calls, LayerAnswer, LayerAnswers, Outcome, Response, UnansweredCall};
 use crate::panic::{CaughtPanic, HIDDEN_REQUEST_MESSAGE, HIDDEN_TOOL_MESSAGE};
 use crate::render::ErrorRenderer;
 use crate::telemetry::Cause;
-use crate::timeout::{TIMED_OUT_REQUEST_MESSAGE, TimedOut, timed_out_message};
+use crate::timeout::{TIMED_OUT_REQUEST_MESSAGE, TimedOut, seconds, timed_out_message};
 
 /// The cause of an answer made by the layer.
 #[derive(Debug)]
@@ -87,25 +90,35 @@ pub(crate) fn panic_answer<R: ErrorRenderer>(
     config: &Config<R>,
 ) -> LayerAnswer {
     panic.log_answered(call, config);
-    let exposed = config.expose_panic_messages.then(|| panic.payload_text());
     match call.tool() {
-        Some(tool) => {
-            let message = match exposed {
-                Some(payload) => format!("The tool failed with an internal error: {payload}"),
-                None => HIDDEN_TOOL_MESSAGE.to_owned(),
-            };
-            LayerAnswer::ToolError {
-                text: config.render_message(tool, &message),
-            }
-        }
-        None => LayerAnswer::internal_error(match exposed {
-            Some(payload) => config.sanitize_message(
-                &format!("Internal error: {payload}"),
+        Some(tool) => LayerAnswer::ToolError {
+            text: crashed_tool_text(tool, panic.payload_text(), config),
+        },
+        None => LayerAnswer::internal_error(if config.expose_panic_messages {
+            config.sanitize_message(
+                &format!("Internal error: {}", panic.payload_text()),
                 HIDDEN_REQUEST_MESSAGE,
-            ),
-            None => HIDDEN_REQUEST_MESSAGE.to_owned(),
+            )
+        } else {
+            HIDDEN_REQUEST_MESSAGE.to_owned()
         }),
     }
+}
+
+/// The text the model reads for a `tools/call` of `tool` whose handler failed
+/// without answering, `message` saying why: the hidden text, or `message` under
+/// `expose_panic_messages`; rendered, redacted and capped.
+pub(crate) fn crashed_tool_text<R: ErrorRenderer>(
+    tool: &str,
+    message: &str,
+    config: &Config<R>,
+) -> String {
+    let message = if config.expose_panic_messages {
+        Cow::Owned(format!("The tool failed with an internal error: {message}"))
+    } else {
+        Cow::Borrowed(HIDDEN_TOOL_MESSAGE)
+    };
+    config.render_message(tool, &message)
 }
 
 /// The answer to one request that ran out of time, logged.
@@ -117,8 +130,18 @@ fn timeout_answer<R: ErrorRenderer>(
     timed_out.log_answered(call);
     match call.tool() {
         Some(tool) => LayerAnswer::ToolError {
-            text: config.render_message(tool, &timed_out_message(&timed_out.timeout_text())),
+            text: timed_out_tool_text(tool, timed_out.after(), config),
         },
         None => LayerAnswer::internal_error(TIMED_OUT_REQUEST_MESSAGE.to_owned()),
     }
+}
+
+/// The text the model reads for a `tools/call` of `tool` that did not finish
+/// within `timeout`, rendered.
+pub(crate) fn timed_out_tool_text<R: ErrorRenderer>(
+    tool: &str,
+    timeout: Duration,
+    config: &Config<R>,
+) -> String {
+    config.render_message(tool, &timed_out_message(&seconds(timeout)))
 }

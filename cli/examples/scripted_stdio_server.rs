@@ -22,7 +22,8 @@
 //!   `params.requestId` (a cancellation names the request it cancels) and
 //!   `$LINE` by the received line (trimmed);
 //! - `{"repeat": TEXT, "times": N}` writes TEXT and a newline N times, as is;
-//! - `{"exit": CODE}` exits at once with CODE, without flushing anything else.
+//! - `{"exit": CODE}` exits at once with CODE, without flushing anything else;
+//! - `{"park": true}` reads nothing more and never exits by itself.
 //!
 //! At the end of stdin it exits with the script's `eof_exit` (0 if absent), or,
 //! with `"eof_hang": true`, never exits by itself. It uses std only.
@@ -75,15 +76,23 @@ fn main() {
             if let Some(code) = action["exit"].as_i64() {
                 std::process::exit(i32::try_from(code).expect("an exit code"));
             }
+            if action["park"] == true {
+                park();
+            }
         }
     }
     if script["eof_hang"] == true {
-        loop {
-            std::thread::park();
-        }
+        park();
     }
     let code = script["eof_exit"].as_i64().unwrap_or(0);
     std::process::exit(i32::try_from(code).expect("an exit code"));
+}
+
+/// Never returns, nor reads anything.
+fn park() -> ! {
+    loop {
+        std::thread::park();
+    }
 }
 
 /// `id` as `JSON.stringify(JSON.parse(id))` writes it: a number as the

@@ -284,3 +284,62 @@ async fn a_collector_that_is_down_costs_the_calls_nothing_and_one_log_line() {
     // One a minute per signal at most.
     assert!(!failures.is_empty() && failures.len() <= 2, "{stderr}");
 }
+
+/// A child whose `tools/list` lists `broken` (in bytes no serializer would
+/// write: an escape, a space, a key order), and whose `broken` always fails.
+fn listing_server(env: &[(&str, String)]) -> Server {
+    let mut server = Server::scripted(json!({"on": {
+        "tools/list": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{"tools":[{"name":"broken","description":"caf\u00e9","inputSchema":{"type":"object"}}] }}"#)],
+        "tools/call broken": [send(r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"bad credentials"}],"isError":true}}"#)],
+    }}));
+    server.env.extend(
+        env.iter()
+            .map(|(key, value)| (key.to_string(), value.clone())),
+    );
+    server
+}
+
+#[tokio::test]
+async fn a_listed_tool_that_only_failed_is_named_in_the_metric_exported_alone() {
+    let receiver = Receiver::start().await;
+    // The metric alone: no span makes every answer go through the layer.
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()),
+        ("OTEL_TRACES_EXPORTER", "none".to_owned()),
+    ];
+    let mut session = Session::wrapped(&[], &listing_server(&env));
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let listed = session.exchange(&list).await;
+    // The list is read, and passed on as the server's bytes.
+    assert_eq!(
+        listed,
+        [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"broken","description":"caf\u00e9","inputSchema":{"type":"object"}}] }}"#
+        ]
+    );
+    for id in 2..=3 {
+        let failed = session.exchange(&tool_call(id, "broken", json!({}))).await;
+        assert!(
+            failed[0].contains("<error tool=\\\"broken\\\">"),
+            "{failed:?}"
+        );
+    }
+    session.close_stdin();
+    assert_eq!(session.wait().await.code(), Some(0));
+
+    let tools = receiver.histogram_counts("mcp.server.operation.duration", "gen_ai.tool.name");
+    assert!(
+        tools.contains(&(Some("broken".to_owned()), 2)),
+        "the tool is named: {tools:?}"
+    );
+    assert!(
+        !tools.contains(&(Some("_OTHER".to_owned()), 2)),
+        "{tools:?}"
+    );
+    let errors = receiver.histogram_counts("mcp.server.operation.duration", "error.type");
+    assert!(
+        errors.contains(&(Some("tool_error".to_owned()), 2)),
+        "{errors:?}"
+    );
+    assert!(receiver.spans().is_empty());
+}

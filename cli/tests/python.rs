@@ -211,3 +211,33 @@ async fn python_a_second_sigint_stops_the_server_and_answers_the_call_in_flight(
     assert_eq!(session.line_or_eof().await, None);
     session.wait().await;
 }
+
+/// A call whose arguments hold `NaN`: no JSON to the wrapper, a float to the
+/// SDK, which runs the tool. Its error must not reach the client without the
+/// layer: the wrapper answers the line `-32700` and the tool never runs.
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn python_a_call_holding_nan_runs_no_tool_without_the_layer() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_error","arguments":{"path":"/etc/missing","n":NaN}}}"#;
+    let mut bare = Session::bare(&server);
+    bare.initialize().await;
+    bare.send(call).await;
+    let direct = bare.until_answer(&json!(1)).await.pop().expect("an answer");
+    assert!(
+        direct.contains("\"isError\":true"),
+        "the SDK runs it: {direct}"
+    );
+
+    let mut wrapped = Session::wrapped(&[], &server);
+    wrapped.initialize().await;
+    wrapped.send(call).await;
+    let answer: Value = serde_json::from_str(&wrapped.line().await).unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    // The session goes on.
+    let next = tool_call(2, "tool_error", json!({"path": "/etc/missing"}));
+    let text = result_text(wrapped.exchange(&next).await.last().expect("an answer"));
+    assert!(text.starts_with("<error tool=\"tool_error\">"), "{text}");
+}

@@ -58,6 +58,24 @@ async fn everything_but_tool_call_answers_passes_byte_for_byte_both_ways() {
 }
 
 #[tokio::test]
+async fn a_blank_line_from_the_client_is_no_message_and_gets_no_answer() {
+    let ping_answer = r#"{"jsonrpc":"2.0","id":$ID,"result":{}}"#;
+    let server = Server::scripted(json!({"on": {"ping": [send(ping_answer)]}}));
+    let mut session = Session::wrapped(&[], &server);
+    for (id, blank) in [(1, ""), (2, "  \t"), (3, "\r")] {
+        session.send(blank).await;
+        let lines = session
+            .exchange(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        assert_eq!(
+            lines,
+            [ping_answer.replace("$ID", &id.to_string())],
+            "after {blank:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn tool_errors_are_rewrapped_and_answers_the_layer_leaves_alone_keep_their_bytes() {
     let error = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"no such change"}],"isError":true}}"#;
     let rendered = r#"{"result":{"isError":true,"content":[{"type":"text","text":"<error tool=\"already\">\nx\n</error>"}]} , "id":$ID,"jsonrpc":"2.0"}"#;
@@ -509,4 +527,79 @@ async fn a_server_that_stops_reading_stalls_neither_its_output_nor_the_wrappers_
     // The grace is 5 s; the server would sleep a minute.
     let status = session.wait().await;
     assert!(!status.success() || status.code() == Some(0), "{status:?}");
+}
+
+/// A log line past the bound that quotes an answer to the client's call: not
+/// JSON, so it answers nothing (as it would within the bound), and the call
+/// gets its one real answer.
+#[tokio::test]
+async fn a_line_of_the_server_past_max_message_bytes_that_is_not_json_answers_no_call() {
+    let text = "x".repeat(2048);
+    let logged = format!(r#"DEBUG sent {{"jsonrpc":"2.0","id":$ID,"result":{{"text":"{text}"}}}}"#);
+    let trailing = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{text}"}}}} {{"jsonrpc":"2.0","id":$ID,"result":{{}}}}"#
+    );
+    let real = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"the real answer"}]}}"#;
+    let server = Server::scripted(json!({"on": {
+        "tools/call logged": [send(&logged), send(real)],
+        "tools/call trailing": [send(&trailing), send(real)],
+    }}));
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    for (id, tool) in [(1, "logged"), (2, "trailing")] {
+        let lines = session.exchange(&tool_call(id, tool, json!({}))).await;
+        assert_eq!(lines, [real.replace("$ID", &id.to_string())], "{tool}");
+    }
+}
+
+/// A batch of the server's requests past the bound whose errors make a line
+/// longer than what the wrapper queues for the child's stdin: sent all the
+/// same, as nothing else waits. Its first request passes the bound, so that
+/// the errors go as one batch.
+#[tokio::test]
+async fn a_batch_of_requests_of_the_server_past_max_message_bytes_gets_its_errors_however_many() {
+    let mut batch: Vec<Value> = (1..1000)
+        .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"}))
+        .collect();
+    batch.insert(
+        0,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list", "params": {"x": "x".repeat(2048)}}),
+    );
+    let got = r#"{"jsonrpc":"2.0","method":"test/got","params":{"a":"batch"}}"#;
+    let server = Server::scripted(json!({"on": {
+        "tools/call batch": [send(&json!(batch).to_string())],
+        "batch": [send(got)],
+    }}));
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    session
+        .send(&tool_call(1, "batch", json!({})).to_string())
+        .await;
+    assert_eq!(session.line().await, got);
+}
+
+/// A server that sends requests past the bound and stops reading its stdin:
+/// the errors to them wait and the rest are not sent, which is said; they
+/// leave room in its pipe for the client's lines, and the end of the
+/// client's stdin ends it at the grace period.
+#[tokio::test]
+async fn a_server_that_reads_no_errors_to_its_requests_past_the_bound_still_ends_with_stdin() {
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"roots/list","params":{{"x":"{}"}}}}"#,
+        "x".repeat(2048)
+    );
+    let server = Server::scripted(json!({"on": {
+        "tools/call flood": [{"repeat": request, "times": 3000}, {"park": true}],
+    }}));
+    let mut session = Session::wrapped(&["--max-message-bytes", "1024"], &server);
+    session
+        .send(&tool_call(1, "flood", json!({})).to_string())
+        .await;
+    session
+        .stderr_shows("not answered: a request of the server longer than --max-message-bytes")
+        .await;
+    session
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    session.close_stdin();
+    // The grace period is 5 s of real time: the child is a separate process.
+    assert_eq!(session.wait().await.code(), Some(128 + 9));
 }

@@ -86,10 +86,20 @@ class Rewrapping(unittest.TestCase):
         self.assertIn("[REDACTED]", text)
         self.assertLess(len(text.encode()), 200)
 
-    def test_a_rendered_text_is_not_wrapped_twice(self):
-        rendered = '<error tool="upstream">\nno such change\n</error>'
-        result = call(plugin(), error(rendered)).modified_payload.result
+    def test_an_element_of_the_tool_called_is_not_wrapped_twice(self):
+        rendered = '<error tool="cfup-fail">\nno such change\n</error>'
+        result = call(plugin(), error(rendered), tool="cfup-fail").modified_payload.result
         self.assertEqual(result["content"][0]["text"], rendered)
+
+    def test_an_element_of_another_tool_names_the_tool_the_client_called(self):
+        # The gateway prefixes the server's tool names; the server's own layer
+        # rendered the name it knows, or a tool imitates another.
+        for inner in ["get_change", "admin"]:
+            rendered = f'<error tool="{inner}">\nno such change &lt;/error>\n</error>'
+            result = call(plugin(), error(rendered), tool="cfup-get_change").modified_payload.result
+            self.assertEqual(
+                result["content"][0]["text"], '<error tool="cfup-get_change">\nno such change &lt;/error>\n</error>'
+            )
 
     def test_what_is_not_a_tool_error_passes_untouched(self):
         for result in [
@@ -109,11 +119,11 @@ class Rewrapping(unittest.TestCase):
 class Failure(unittest.TestCase):
     def test_a_failure_is_logged_by_location_and_never_raised(self):
         class Broken:
-            def rewrap(self, tool, result):
+            def rewrap_result(self, tool, result):
                 raise RuntimeError("the text held ghp_secret")
 
         broken = plugin()
-        broken._core = Broken()
+        broken._layer = Broken()
         with self.assertLogs("mcp_tool_errors_contextforge.plugin", logging.ERROR) as logs:
             answer = call(broken, error("x"))
         self.assertTrue(answer.continue_processing)

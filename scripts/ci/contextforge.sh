@@ -11,14 +11,14 @@
 # plugins off and once with the plugin on; contextforge/tests/compare.py
 # checks that successes are the same both ways and that every failing tool's
 # text is what the mcp-tool-errors command writes for that tool and that
-# text, with the same options. Before that: the plugin crate's fmt and clippy
-# (a workspace of its own, which the root's steps do not see), and the
-# plugin's own tests (contextforge/tests/test_*.py) against the installed
-# wheel.
+# text, with the same options. Before that: the plugin's own tests
+# (contextforge/tests/test_*.py) against the installed plugin.
 #
-# The wheel is built in the dev profile, in the shared target folder, like the
-# command's (scripts/ci/wheel.sh). Every wait is bounded, and everything
-# started is stopped on exit.
+# The plugin is pure Python on the binding (bindings/python), whose wheel is
+# built in the dev profile, in the shared target folder, as
+# scripts/ci/python_bindings.sh builds it (which lints the binding's crate):
+# the second of the two builds finds everything compiled. Every wait is
+# bounded, and everything started is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -39,6 +39,10 @@ trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
 source scripts/lib/processes.sh
 # shellcheck source=scripts/lib/maturin.sh
 source scripts/lib/maturin.sh
+# shellcheck source=scripts/lib/python.sh
+source scripts/lib/python.sh
+# shellcheck source=scripts/lib/python_binding.sh
+source scripts/lib/python_binding.sh
 # shellcheck source=scripts/lib/contextforge.sh
 source scripts/lib/contextforge.sh
 
@@ -47,9 +51,6 @@ if [[ ${1:-} == --install-only ]]; then
   ensure_maturin
   exit 0
 fi
-
-cargo fmt --manifest-path contextforge/Cargo.toml --check
-cargo clippy --quiet --manifest-path contextforge/Cargo.toml -- -D warnings
 
 ensure_gateway
 install_plugin --profile dev

@@ -14,5 +14,7 @@ scripts/install-test-servers.sh
 scripts/ci/deployment.sh --install-only
 scripts/ci/bridge_deployment.sh --install-only
 scripts/ci/contextforge.sh --install-only
+scripts/ci/node_binding.sh --install-only
+scripts/ci/python_bindings.sh --install-only
 scripts/conformance.sh --install-only
 echo "installs: done"

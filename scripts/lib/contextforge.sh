@@ -2,29 +2,18 @@
 # contextforge/, on the loopback: what the gateway test
 # (scripts/ci/contextforge.sh) and the gateway's benchmark
 # (scripts/bench-contextforge.sh) both run. Sourced, not run, after
-# scripts/lib/processes.sh and scripts/lib/maturin.sh; the caller sets
-# `repo` and `target` and defines `log` and `die`.
+# scripts/lib/processes.sh, scripts/lib/maturin.sh, scripts/lib/python.sh and
+# scripts/lib/python_binding.sh; the caller sets `repo` and `target` and
+# defines `log` and `die`.
 #
-# The gateway needs Python 3.12 or 3.13 (found on PATH or under pyenv). It and
-# the official Python SDK (its dependency) are installed into
-# .tools/contextforge (ignored by git); a second run reuses them.
+# The gateway needs Python 3.12 or 3.13 (scripts/lib/python.sh). It, the
+# official Python SDK (its dependency) and setuptools (which builds the
+# plugin, pure Python) are installed into .tools/contextforge (ignored by
+# git); a second run reuses them.
 
 readonly GATEWAY_VERSION=1.1.0
 readonly GATEWAY_VENV=.tools/contextforge
 readonly GATEWAY_TIMEOUT_S=60
-
-# The Python that runs the gateway; found by running it, since a pyenv shim is
-# on PATH whether or not it can run its version.
-gateway_python() {
-  local candidate
-  for candidate in python3.12 python3.13 "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.13*/bin/python3; do
-    if "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 12), (3, 13)))' 2>/dev/null; then
-      "$candidate" -c 'import sys; print(sys.executable)'
-      return
-    fi
-  done
-  die "the gateway needs Python 3.12 or 3.13"
-}
 
 installed_gateway() {
   [[ -x $GATEWAY_VENV/bin/python ]] &&
@@ -37,27 +26,26 @@ ensure_gateway() {
   if [[ $(installed_gateway || true) != "$GATEWAY_VERSION" ]]; then
     log "installing mcp-contextforge-gateway==$GATEWAY_VERSION into $GATEWAY_VENV"
     rm -rf "$GATEWAY_VENV"
-    "$(gateway_python)" -m venv "$GATEWAY_VENV"
+    "$(modern_python)" -m venv "$GATEWAY_VENV"
     "$GATEWAY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
       "mcp-contextforge-gateway==$GATEWAY_VERSION" >&2
   fi
+  "$GATEWAY_VENV/bin/python" -c 'import setuptools' 2>/dev/null ||
+    "$GATEWAY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check 'setuptools>=69' >&2
   [[ $(installed_gateway || true) == "$GATEWAY_VERSION" ]] || die "mcp-contextforge-gateway $GATEWAY_VERSION did not install"
   python=$repo/$GATEWAY_VENV/bin/python
 }
 
-# install_plugin MATURIN_FLAGS...: builds the plugin's wheel with maturin (in
-# the shared target folder) and installs it into the gateway's environment.
+# install_plugin MATURIN_FLAGS...: the binding's wheel (built with maturin in
+# the shared target folder) and the plugin (pure Python, built with the
+# environment's setuptools) installed into the gateway's environment.
 install_plugin() {
-  ensure_maturin
-  local wheels=$target/contextforge-wheels wheel
-  rm -rf "$wheels"
-  CARGO_TARGET_DIR=$target "$maturin" build --quiet --manifest-path contextforge/Cargo.toml \
-    "$@" --interpreter "$python" --out "$wheels" >&2
-  wheel=$(echo "$wheels"/mcp_tool_errors_contextforge-*-abi3-*.whl)
-  [[ -f $wheel ]] || die "expected one abi3 wheel in $wheels"
-  # Its one dependency, cpex, came with the gateway: nothing is fetched.
-  "$python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheel" >&2
-  log "installed $(basename "$wheel") ($*)"
+  build_binding_wheel "$@"
+  install_binding "$python"
+  # Its dependencies, cpex and the binding, are there: nothing is fetched.
+  "$python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --no-build-isolation \
+    --force-reinstall ./contextforge >&2
+  log "installed $(basename "$binding_wheel") ($*) and the plugin"
 }
 
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -63,3 +63,5 @@ mod field;
 mod request;
 mod response;
 mod result;
+
+pub(crate) use response::tool_error_result;

@@ -96,6 +96,7 @@ fn read_call(message: &Value) -> Option<Call> {
         (_, Some(tool)) => CallKind::Tool(tool.into()),
         ("tasks/get", _) => task_id().map_or(CallKind::Other, CallKind::TaskStatus),
         ("tasks/result", _) => task_id().map_or(CallKind::Other, CallKind::TaskResult),
+        ("tools/list", _) => CallKind::ToolList,
         _ => CallKind::Other,
     };
     let id = request.id.map_or(CallId::Notification, |id| {

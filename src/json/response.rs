@@ -112,22 +112,26 @@ fn visit_one(
 /// The JSON-RPC response carrying `answer` to the request with `id`.
 fn response(id: Value, answer: LayerAnswer) -> Value {
     let (key, value) = match answer {
-        LayerAnswer::ToolError { text } => {
-            let mut result = Map::with_capacity(2);
-            result.insert("content".to_owned(), Value::Array(vec![text_item(text)]));
-            result.insert("isError".to_owned(), Value::Bool(true));
-            ("result", result)
-        }
+        LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
         LayerAnswer::ErrorResponse { code, message } => {
             let mut error = Map::with_capacity(2);
             error.insert("code".to_owned(), Value::from(code));
             error.insert("message".to_owned(), Value::String(message));
-            ("error", error)
+            ("error", Value::Object(error))
         }
     };
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc".to_owned(), Value::from("2.0"));
     response.insert("id".to_owned(), id);
-    response.insert(key.to_owned(), Value::Object(value));
+    response.insert(key.to_owned(), value);
     Value::Object(response)
+}
+
+/// The `tools/call` result of [`LayerAnswer::ToolError`]: `text` as its one
+/// text item, and `isError: true`.
+pub(crate) fn tool_error_result(text: String) -> Value {
+    let mut result = Map::with_capacity(2);
+    result.insert("content".to_owned(), Value::Array(vec![text_item(text)]));
+    result.insert("isError".to_owned(), Value::Bool(true));
+    Value::Object(result)
 }

@@ -1,5 +1,5 @@
 //! A JSON-RPC result object, read as what its call asked for: a tool result
-//! (rewritable), a task handle, or a task's state.
+//! (rewritable), a task handle, a task's state, or a list of tools.
 
 use serde_json::{Map, Value};
 
@@ -42,6 +42,17 @@ impl AnswerBody for Map<String, Value> {
             },
             None => CallResult::Other,
         }
+    }
+
+    /// `tools[].name`: every tool object's name that is a string.
+    fn visit_listed_tools(&self, mut visit: impl FnMut(&str)) {
+        let Some(Value::Array(tools)) = field(self, "tools") else {
+            return;
+        };
+        tools
+            .iter()
+            .filter_map(|tool| str_field(tool.as_object()?, "name"))
+            .for_each(&mut visit);
     }
 
     /// One pass over the keys: `status`, and the `result` that 2026-07-28

@@ -90,6 +90,8 @@ pub enum CallKind {
     TaskStatus(CompactString),
     /// A `tasks/result` of this task: its result (protocol 2025-11-25).
     TaskResult(CompactString),
+    /// A `tools/list`: its answer names the server's tools (one page of them).
+    ToolList,
     /// Anything else: passed through.
     Other,
 }
@@ -131,8 +133,14 @@ impl Call {
         !matches!(self.id, CallId::Notification)
     }
 
-    /// Whether the layer reads its answer (a tool result, or a task's).
-    pub(crate) fn is_followed(&self) -> bool {
-        !matches!(self.kind, CallKind::Other) && self.expects_answer()
+    /// Whether the layer reads its answer: a tool result or a task's always,
+    /// a list of tools when `tool_lists` (the metric names the tools listed).
+    pub(crate) fn is_followed(&self, tool_lists: bool) -> bool {
+        self.expects_answer()
+            && match self.kind {
+                CallKind::Other => false,
+                CallKind::ToolList => tool_lists,
+                _ => true,
+            }
     }
 }

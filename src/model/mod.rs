@@ -16,13 +16,13 @@
 //!   and whether it is a result, an error code or a failure of the service), and
 //!   build a response from the layer's own [`LayerAnswers`];
 //! - [`AnswerBody`] and [`ToolResult`]: read a result as what its call asked
-//!   for (a tool result, a task handle, a task's state), and rewrite the text
-//!   of a tool result.
+//!   for (a tool result, a task handle, a task's state, a list of tools), and
+//!   rewrite the text of a tool result.
 //!
 //! Everything else is the core's, written once for every message type:
 //! matching answers to calls (`crate::answers`), outcomes for the span, task
-//! memory, timeouts and cancellation, and the layer's own answers
-//! (`crate::unanswered`).
+//! memory, the tool names the metric records, timeouts and cancellation, and
+//! the layer's own answers (`crate::unanswered`).
 
 mod answer;
 mod call;
@@ -128,6 +128,13 @@ pub trait AnswerBody {
     /// This result as the answer to a `tasks/result`: the task's result.
     fn as_task_result(&mut self) -> Option<&mut Self::Task> {
         None
+    }
+
+    /// This result as the answer to a `tools/list`: `visit` is called with the
+    /// name of each tool it lists, in order. Nothing that is not a tool's
+    /// name is visited.
+    fn visit_listed_tools(&self, visit: impl FnMut(&str)) {
+        let _ = visit;
     }
 }
 

@@ -1,6 +1,7 @@
-//! The element itself: [`render_error`] writes it, [`is_rendered`] recognises it.
+//! The element itself: [`render_error`] writes it, [`is_rendered`] recognises it,
+//! [`names_tool`] tells which tool one names.
 
-use super::go_quote::{canonical_quoted_prefix, push_quoted, quoted_len};
+use super::go_quote::{canonical_quoted_prefix, is_quoted, push_quoted, quoted_len};
 use super::guard::{guarded_len, is_guard_clean, push_guarded};
 
 const OPEN: &str = "<error tool=";
@@ -82,6 +83,14 @@ pub(crate) fn split_rendered(text: &str) -> Option<(&str, &str)> {
     let quoted = &text[OPEN.len()..];
     let head_len = OPEN.len() + canonical_quoted_prefix(quoted)? + OPEN_END.len();
     Some((&text[..head_len], &text[head_len..text.len() - CLOSE.len()]))
+}
+
+/// Whether `head`, the opening line of an element (from [`split_rendered`]),
+/// names `tool`: its literal is `tool` quoted as [`render_error`] quotes it.
+pub(crate) fn names_tool(head: &str, tool: &str) -> bool {
+    head.strip_prefix(OPEN)
+        .and_then(|rest| rest.strip_suffix(OPEN_END))
+        .is_some_and(|literal| is_quoted(literal, tool))
 }
 
 /// The element with opening line `head` (from [`split_rendered`]) around a new

@@ -31,6 +31,23 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Whether `literal` is exactly what [`push_quoted`] appends for `s`, without
+/// writing it.
+pub(crate) fn is_quoted(literal: &str, s: &str) -> bool {
+    if is_plain_ascii(s) {
+        return literal
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            == Some(s);
+    }
+    if literal.len() != quoted_len(s) {
+        return false;
+    }
+    let mut quoted = String::with_capacity(literal.len());
+    push_quoted(&mut quoted, s);
+    quoted == literal
+}
+
 /// The length in bytes of what [`push_quoted`] appends for `s`.
 pub(crate) fn quoted_len(s: &str) -> usize {
     if is_plain_ascii(s) {
@@ -223,6 +240,19 @@ mod tests {
         // in 15.1 (still unassigned, so escaped, for Go).
         assert_eq!(quote("\u{1e030}"), "\"\u{1e030}\"");
         assert_eq!(quote("\u{2ebf0}"), r#""\U0002ebf0""#);
+    }
+
+    #[test]
+    fn a_literal_is_the_quote_of_one_string_only() {
+        for input in ["x", "", "a\"b", "\u{1b}", "世 🙂", "a\\b"] {
+            assert!(is_quoted(&quote(input), input), "{input:?}");
+        }
+        assert!(!is_quoted(r#""x""#, "y"));
+        assert!(!is_quoted(r#""x"#, "x"));
+        assert!(!is_quoted(r#"x""#, "x"));
+        assert!(!is_quoted(r#""\u0041""#, "A"));
+        assert!(!is_quoted("\"\u{1b}\"", "\u{1b}"));
+        assert!(!is_quoted(r#""a"b""#, "a\"b"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! How a tool error is rendered: the [`ErrorRenderer`] strategy and its default,
 //! [`Llmxml`].
 
-use super::element::{is_rendered, render_error};
+use super::element::{names_tool, render_error, split_rendered};
 
 /// Turns a tool name and an error message into the text the model reads.
 ///
@@ -20,14 +20,29 @@ pub trait ErrorRenderer: Clone {
     /// Renders `message`, reported by the tool `tool`.
     fn render(&self, tool: &str, message: &str) -> String;
 
-    /// Whether `text` is already this renderer's output and must be left as it is,
-    /// so that stacking the layer, or a handler that renders its own errors,
-    /// never wraps twice.
+    /// Whether `text` is already this renderer's output for `tool`, the tool
+    /// called, and must be left as it is: so that stacking the layer, or a
+    /// handler that renders its own errors, never wraps twice.
+    ///
+    /// Output for another tool is not: the layer renders it again under `tool`
+    /// (see [`rendered_message`](Self::rendered_message)), so that no tool can
+    /// speak as another, and behind a gateway that renames tools the model
+    /// reads the name it called.
     ///
     /// The default says no: a closure renderer rewraps whatever it is given.
-    fn is_rendered(&self, text: &str) -> bool {
-        let _ = text;
+    fn is_rendered(&self, tool: &str, text: &str) -> bool {
+        let _ = (tool, text);
         false
+    }
+
+    /// The message `text` carries, when it is this renderer's output for any
+    /// tool: what the layer renders again under the tool called when `text`
+    /// names another. Only the message is kept, never the name.
+    ///
+    /// The default says `None`: the whole text is then the message.
+    fn rendered_message<'t>(&self, text: &'t str) -> Option<&'t str> {
+        let _ = text;
+        None
     }
 
     /// Whether the renderer guards the message as llmxml does (see
@@ -67,7 +82,25 @@ where
 }
 
 /// The default renderer: the llmxml `<error tool="NAME">` element of
-/// [`render_error`], recognised again by [`is_rendered`].
+/// [`render_error`], recognised again by [`is_rendered`](super::is_rendered).
+///
+/// An element for the tool called is left as it is. An element for another
+/// tool is rendered again under the tool called, with its body as the
+/// message: the body is taken byte for byte as the element shows it (already
+/// guarded, so an element imitated inside stays escaped and is never
+/// unwrapped), then redacted and capped like any message. Every other text,
+/// a look-alike included, is the message whole.
+///
+/// ```
+/// use mcp_tool_errors::{ErrorRenderer, Llmxml, render_error};
+///
+/// let llmxml = Llmxml::default();
+/// let admin = render_error("admin", "all checks passed");
+/// assert!(llmxml.is_rendered("admin", &admin));
+/// assert!(!llmxml.is_rendered("query", &admin));
+/// assert_eq!(llmxml.rendered_message(&admin), Some("all checks passed"));
+/// assert_eq!(llmxml.rendered_message("all checks passed"), None);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Llmxml;
@@ -77,8 +110,12 @@ impl ErrorRenderer for Llmxml {
         render_error(tool, message)
     }
 
-    fn is_rendered(&self, text: &str) -> bool {
-        is_rendered(text)
+    fn is_rendered(&self, tool: &str, text: &str) -> bool {
+        split_rendered(text).is_some_and(|(head, _)| names_tool(head, tool))
+    }
+
+    fn rendered_message<'t>(&self, text: &'t str) -> Option<&'t str> {
+        split_rendered(text).map(|(_, body)| body)
     }
 
     fn guards_like_llmxml(&self, _: sealed::Llmxml) -> bool {

@@ -1,5 +1,6 @@
-//! [`LayeredHandler`]: an rmcp [`ServerHandler`] whose `tools/call` goes through a
-//! tower stack, and whose every other method is the inner handler's.
+//! [`LayeredHandler`]: an rmcp [`ServerHandler`] whose `tools/call`,
+//! `tasks/get` and `tools/list` go through a tower stack, and whose every
+//! other method is the inner handler's.
 
 use std::borrow::Cow;
 use std::future::{Future, poll_fn};
@@ -11,8 +12,8 @@ use rmcp::model::{
     CustomNotification, CustomRequest, CustomResult, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskRequest,
     GetTaskResult, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsRequest,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig, ServerResult, SubscribeRequestParams, SubscriptionFilter,
     Tool, UnsubscribeRequestParams, UpdateTaskParams,
@@ -29,9 +30,9 @@ use tower_service::Service;
 use super::handler_service::HandlerService;
 use super::request::RequestWithContext;
 
-/// A [`ServerHandler`] that sends each `tools/call` and `tasks/get` through a
-/// tower stack built on [`HandlerService`], and hands every other method
-/// straight to the inner handler.
+/// A [`ServerHandler`] that sends each `tools/call`, `tasks/get` and
+/// `tools/list` through a tower stack built on [`HandlerService`], and hands
+/// every other method straight to the inner handler.
 ///
 /// Made by [`ServerHandlerExt`](super::ServerHandlerExt). Serve it like any
 /// handler: `serve(stdio())`, or from the factory of a `StreamableHttpService`.
@@ -100,6 +101,17 @@ fn into_get_task_result(result: ServerResult) -> Result<GetTaskResult, ErrorData
         ServerResult::GetTaskResult(result) => Ok(result),
         _ => Err(ErrorData::internal_error(
             "a layer answered tasks/get with a result that is not a tasks/get result",
+            None,
+        )),
+    }
+}
+
+/// The answer of the stack as the answer of `list_tools`.
+fn into_list_tools_result(result: ServerResult) -> Result<ListToolsResult, ErrorData> {
+    match result {
+        ServerResult::ListToolsResult(result) => Ok(result),
+        _ => Err(ErrorData::internal_error(
+            "a layer answered tools/list with a result that is not a tools/list result",
             None,
         )),
     }
@@ -176,6 +188,21 @@ where
         async move { into_get_task_result(answer.await?) }
     }
 
+    fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
+        // Through the stack: the tools it lists are the names the metric
+        // records (`tools/call` failures included).
+        let request = ClientRequest::ListToolsRequest(match request {
+            Some(params) => ListToolsRequest::with_param(params),
+            None => ListToolsRequest::default(),
+        });
+        let answer = through_stack(self.stack.clone(), request, context);
+        async move { into_list_tools_result(answer.await?) }
+    }
+
     // Every other method of the trait, handed to the inner handler as it is,
     // including the deprecated ones: a method left to its default would answer
     // for the inner handler without asking it. Clippy's `missing_trait_methods`
@@ -198,7 +225,6 @@ where
         async listen(context: SubscriptionContext) -> Result<(), ErrorData>;
         async subscribe(request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
         async unsubscribe(request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData>;
-        async list_tools(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData>;
         fn get_tool(name: &str) -> Option<Tool>;
         async on_custom_request(request: CustomRequest, context: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData>;
         async on_cancelled(notification: CancelledNotificationParam, context: NotificationContext<RoleServer>) -> ();

@@ -6,10 +6,12 @@
 //!   `.with_tool_errors()` (or `.layer(...)` for a configured layer or a whole
 //!   `tower::ServiceBuilder` stack) returns a [`LayeredHandler`], itself a
 //!   `ServerHandler`, so it serves over stdio or from a `StreamableHttpService`.
-//!   Only `tools/call` (and `tasks/get`, see [Tasks](#tasks)) goes through the tower stack, with the real
-//!   [`RequestContext`](rmcp::service::RequestContext) (peer, cancellation token,
-//!   `_meta` and progress token, transport extensions) passed down to the
-//!   handler's `call_tool`. Every other method is the inner handler's own.
+//!   Only `tools/call` (and `tasks/get`, see [Tasks](#tasks), and
+//!   `tools/list`, whose tools the metric names) goes through the tower
+//!   stack, with the real [`RequestContext`](rmcp::service::RequestContext)
+//!   (peer, cancellation token, `_meta` and progress token, transport
+//!   extensions) passed down to the handler's `call_tool`. Every other method
+//!   is the inner handler's own.
 //! - [`ToolErrors`](crate::ToolErrors) directly, as a
 //!   `tower::Service<`[`ClientRequest`](rmcp::model::ClientRequest)`>` with
 //!   `Response = `[`ServerResult`](rmcp::model::ServerResult) and
@@ -104,9 +106,10 @@
 //! put an error in a `ServerResult`, its `ErrorData` *is* the JSON-RPC error
 //! response. That is the one case where the layer returns an error of its own.
 //!
-//! Behind [`ServerHandlerExt`] only `tools/call` goes through the stack, so only
-//! its panics are caught; a panic in another method of the handler is rmcp's to
-//! handle, as without the layer.
+//! Behind [`ServerHandlerExt`] only `tools/call`, `tasks/get` and `tools/list`
+//! go through the stack, so only their panics are caught (a panicking
+//! `tools/list` is answered with -32603); a panic in another method of the
+//! handler is rmcp's to handle, as without the layer.
 //!
 //! The `isError` result is made with rmcp's `CallToolResult::error`, so it carries
 //! `resultType: "complete"` like every result rmcp builds; rmcp's server strips it

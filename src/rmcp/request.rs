@@ -85,6 +85,7 @@ fn kind(request: &ClientRequest) -> CallKind {
         ClientRequest::GetTaskRequest(get) => {
             CallKind::TaskStatus(CompactString::from(get.params.task_id.as_str()))
         }
+        ClientRequest::ListToolsRequest(_) => CallKind::ToolList,
         _ => CallKind::Other,
     }
 }

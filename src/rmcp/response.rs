@@ -83,6 +83,15 @@ impl AnswerBody for ServerResult {
         };
         TaskState { status, result }
     }
+
+    fn visit_listed_tools(&self, visit: impl FnMut(&str)) {
+        if let ServerResult::ListToolsResult(list) = self {
+            list.tools
+                .iter()
+                .map(|tool| tool.name.as_ref())
+                .for_each(visit);
+        }
+    }
 }
 
 /// The `status` rmcp writes on the wire for `status`; `None` for a status

@@ -7,10 +7,10 @@
 //! (`opentelemetry::global::set_meter_provider`) before serving. Without one
 //! (OpenTelemetry's no-op provider) nothing is timed or copied per request.
 //!
-//! Its attribute `gen_ai.tool.name` names only tools the server answered with a
-//! success, at most 1,000 per layer, and `_OTHER` any other (see
-//! `tool_names.rs`): a client sends whatever names it likes, and each distinct
-//! value would be a series of its own in a metrics backend.
+//! Its attribute `gen_ai.tool.name` names only tools the server listed or
+//! answered with a success, at most 1,000 per layer, and `_OTHER` any other
+//! (see `tool_names.rs`): a client sends whatever names it likes, and each
+//! distinct value would be a series of its own in a metrics backend.
 
 #[cfg(feature = "opentelemetry")]
 use std::sync::OnceLock;
@@ -52,6 +52,13 @@ fn histogram() -> Option<&'static Histogram<f64>> {
         Some(histogram) => histogram.as_ref(),
         None => create_histogram(),
     }
+}
+
+/// Whether the metric is recorded in this process: its instrument was made,
+/// from a meter provider that records. Known from the first request on.
+#[cfg(feature = "opentelemetry")]
+pub(super) fn is_recorded() -> bool {
+    DURATION.get().is_some_and(Option::is_some)
 }
 
 #[cfg(feature = "opentelemetry")]

@@ -19,6 +19,7 @@ impl Request for RouterRequest {
         let kind = match &self.inner {
             McpRequest::CallTool(params) => CallKind::Tool(params.name.as_str().into()),
             McpRequest::GetTaskInfo(params) => CallKind::TaskStatus(params.task_id.as_str().into()),
+            McpRequest::ListTools(_) => CallKind::ToolList,
             _ => CallKind::Other,
         };
         Calls::one(Call::new(CallId::Id(RequestId::from(&self.id)), kind))

@@ -109,6 +109,15 @@ impl AnswerBody for McpResponse {
         let result = has_result(self).then_some(self);
         model::TaskState { status, result }
     }
+
+    fn visit_listed_tools(&self, visit: impl FnMut(&str)) {
+        if let McpResponse::ListTools(list) = self {
+            list.tools
+                .iter()
+                .map(|tool| tool.name.as_str())
+                .for_each(visit);
+        }
+    }
 }
 
 /// The `status` tower-mcp writes on the wire for `status`; `None` for a status

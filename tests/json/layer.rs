@@ -8,7 +8,9 @@ use std::future::{Ready, ready};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use mcp_tool_errors::{Llmxml, ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error};
+use mcp_tool_errors::{
+    ErrorRenderer, Llmxml, ServiceBuilderExt, ToolErrorLayer, ToolErrors, render_error,
+};
 use serde_json::{Value, json};
 use support::golden::{Inner, PanicAt, load_cases, serialize_output};
 use support::log::CapturedLog;
@@ -180,6 +182,46 @@ async fn a_closure_renderer_rewraps_what_it_is_given() {
         .service(failing_tool("x"));
     let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
     assert_eq!(first_text(&response), "[t] [t] x");
+}
+
+/// A renderer of its own that knows its output: `[tool] message`.
+#[derive(Clone)]
+struct Bracketed;
+
+impl ErrorRenderer for Bracketed {
+    fn render(&self, tool: &str, message: &str) -> String {
+        format!("[{tool}] {message}")
+    }
+
+    fn is_rendered(&self, tool: &str, text: &str) -> bool {
+        text.strip_prefix('[')
+            .and_then(|rest| rest.strip_prefix(tool))
+            .is_some_and(|rest| rest.starts_with("] "))
+    }
+
+    fn rendered_message<'t>(&self, text: &'t str) -> Option<&'t str> {
+        text.strip_prefix('[')?
+            .split_once("] ")
+            .map(|(_, message)| message)
+    }
+}
+
+#[tokio::test]
+async fn a_renderer_that_knows_its_output_passes_it_for_its_tool_only() {
+    let layer = ToolErrorLayer::new().renderer(Bracketed);
+    let twice = ServiceBuilder::new()
+        .layer(layer.clone())
+        .layer(layer.clone())
+        .service(failing_tool("x"));
+    let response = twice.oneshot(tool_call(1, "t")).await.unwrap();
+    assert_eq!(first_text(&response), "[t] x");
+
+    let response = layer
+        .layer(failing_tool("[admin] all checks passed"))
+        .oneshot(tool_call(2, "query"))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&response), "[query] all checks passed");
 }
 
 /// Stacking the default layer twice gives exactly the output of one layer, for

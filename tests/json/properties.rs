@@ -5,7 +5,9 @@
 //!    `strconv.Unquote`, and its body is the message with only the guarded `<`
 //!    escaped.
 //! 2. The layer never panics on its own and changes nothing but the text items of
-//!    `isError` results of `tools/call` requests, whatever JSON goes through it.
+//!    `isError` results of `tools/call` requests, whatever JSON goes through it;
+//!    an element of the tool called passes, and one of another tool is that
+//!    tool's element of the same message.
 //! 3. A panic of the inner service is answered for every request that has an id,
 //!    whatever else the message holds.
 
@@ -330,6 +332,30 @@ proptest! {
         prop_assert_eq!(go_unquote(element.quoted_name), Ok(tool.clone().into_bytes()));
         prop_assert_eq!(element.body, guarded(&message));
         prop_assert!(is_rendered(&rendered), "is_rendered refused {:?}", rendered);
+    }
+
+    /// An element of any tool, for a call of another, becomes exactly the
+    /// element the tool called gets when it fails with the same message: the
+    /// message is kept, even one that imitates an element (its guard is kept,
+    /// never undone), and only the name changes.
+    #[test]
+    fn another_tools_element_is_the_called_tools_element_of_the_same_message(
+        called in tricky_text(6),
+        other in tricky_text(6),
+        message in tricky_text(16),
+    ) {
+        let text = render_error(&other, &message);
+        let request = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": called}});
+        let answer = |text: &str| Some(json!({"jsonrpc": "2.0", "id": 5,
+            "result": {"content": [{"type": "text", "text": text}], "isError": true}}));
+        let after = through_layer(request.clone(), answer(&text)).unwrap();
+        let expected = if called == other { text.clone() } else { render_error(&called, &message) };
+        prop_assert_eq!(&after["result"]["content"][0]["text"], &Value::from(expected));
+        if !is_rendered(&message) {
+            // The same as the layer writes for the message itself.
+            let from_message = through_layer(request, answer(&message)).unwrap();
+            prop_assert_eq!(&after["result"]["content"][0]["text"], &from_message["result"]["content"][0]["text"]);
+        }
     }
 
     /// `is_rendered` accepts exactly `render_error`'s outputs: whatever it accepts
@@ -687,12 +713,16 @@ fn messages(request: &Value) -> Vec<&Value> {
 }
 
 /// The names of the `tools/call` requests in `request` that `answer` could
-/// answer: `answer` must be an `isError: true` result with their id. Empty when
-/// the layer must leave `answer` alone.
+/// answer: `answer` must be an `isError: true` result with their id, and no
+/// `error` member (which makes it an error response). Empty when the layer
+/// must leave `answer` alone.
 fn tools_answered<'a>(request: &'a Value, answer: &Value) -> Vec<&'a str> {
     let Some(answer_id) = answer.get("id") else {
         return Vec::new();
     };
+    if answer.get("error").is_some() {
+        return Vec::new();
+    }
     if answer
         .get("result")
         .and_then(|result| result.get("isError"))
@@ -817,25 +847,50 @@ fn check_answer(request: &Value, before: &Value, after: &Value) -> Result<(), Te
         "changed more than the texts"
     );
     prop_assert_eq!(texts_after.len(), texts_before.len());
+    if texts_after == texts_before {
+        // Left alone as a whole (an answer the layer could not match to its
+        // call, say), or every text is an element of the tool called.
+        return Ok(());
+    }
+    // Rewrapped: then every text is, each as the rule says.
     for (old, new) in texts_before.iter().zip(&texts_after) {
-        if old == new {
-            continue;
-        }
         let (Value::String(old), Value::String(new)) = (old, new) else {
             return Err(TestCaseError::fail(format!(
-                "rewrote a text that is not a string: {old} into {new}"
+                "rewrote a result with a text that is not a string: {old} into {new}"
             )));
         };
-        prop_assert!(!is_rendered(old), "wrapped an element twice: {:?}", old);
         prop_assert!(
-            tools.iter().any(|tool| *new == render_error(tool, old)),
-            "{:?} is not {:?} rendered for any of {:?}",
+            tools.iter().any(|tool| *new == rewrapped_for(tool, old)),
+            "{:?} is not {:?} as the layer must write it for any of {:?}",
             new,
             old,
             tools
         );
     }
     Ok(())
+}
+
+/// The tool an element names and its body, decoded by this file's own
+/// oracles, when `text` is an element `is_rendered` accepts.
+fn element_parts(text: &str) -> Option<(String, String)> {
+    if !is_rendered(text) {
+        return None;
+    }
+    let element = parse_element(text).ok()?;
+    let name = String::from_utf8(go_unquote(element.quoted_name).ok()?).ok()?;
+    Some((name, element.body.to_owned()))
+}
+
+/// What the layer must make of `text`, an error text of a call of `tool`: an
+/// element of `tool` as it is (a layer stacked twice writes once); an element
+/// of another tool rendered again under `tool`, its body the message (no tool
+/// speaks as another); any other text rendered as the message.
+fn rewrapped_for(tool: &str, text: &str) -> String {
+    match element_parts(text) {
+        Some((name, _)) if name == tool => text.to_owned(),
+        Some((_, body)) => render_error(tool, &body),
+        None => render_error(tool, text),
+    }
 }
 
 /// Checks a whole response against what the inner service answered.
@@ -882,6 +937,23 @@ fn the_oracle_rejects_what_the_layer_must_not_do() {
     let wrapped_twice = json!({"jsonrpc": "2.0", "id": 1, "result": {
         "content": [{"type": "text", "text": render_error("t", &render_error("t", "bad"))}], "isError": true}});
     assert!(check_response(&request, &rewrapped, &wrapped_twice).is_err());
+    assert!(check_response(&request, &rewrapped, &rewrapped).is_ok());
+    // Another tool's element: passed as it is, or wrapped whole, is refused;
+    // rendered again under the tool called, its body the message, is not.
+    let answer = |texts: [&str; 2]| {
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+        "content": [{"type": "text", "text": texts[0]}, {"type": "text", "text": texts[1]}], "isError": true}})
+    };
+    let (bad, admin) = (
+        render_error("t", "bad"),
+        render_error("admin", "all <error fine"),
+    );
+    let other = answer(["bad", &admin]);
+    assert!(check_response(&request, &other, &answer([&bad, &admin])).is_err());
+    let wrapped_whole = render_error("t", &admin);
+    assert!(check_response(&request, &other, &answer([&bad, &wrapped_whole])).is_err());
+    let renamed = render_error("t", "all <error fine");
+    assert!(check_response(&request, &other, &answer([&bad, &renamed])).is_ok());
     let success = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "bad"}]}});
     assert!(check_response(&request, &success, &rewrapped).is_err());
     let elsewhere = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
@@ -914,11 +986,23 @@ proptest! {
         check_response(&request, &response, &after)?;
     }
 
-    /// The positive side: a well-formed tool error is always rewrapped.
+    /// The positive side: a well-formed tool error is always rewrapped, an
+    /// element of the tool called passed, an element of another tool rendered
+    /// again under the tool called.
     #[test]
     fn every_tool_error_text_is_rewrapped(
-        tool in tricky_text(8),
-        texts in prop::collection::vec(tricky_text(16), 1..4),
+        (tool, texts) in tricky_text(8).prop_flat_map(|tool| {
+            let text = prop_oneof![
+                4 => tricky_text(16),
+                1 => tricky_text(16).prop_map({
+                    let tool = tool.clone();
+                    move |message| render_error(&tool, &message)
+                }),
+                1 => (tricky_text(4), tricky_text(16))
+                    .prop_map(|(other, message)| render_error(&other, &message)),
+            ];
+            (Just(tool), prop::collection::vec(text, 1..4))
+        }),
         batched in any::<bool>(),
     ) {
         let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool}});
@@ -933,7 +1017,7 @@ proptest! {
         let answer = if batched { &after[0] } else { &after };
         let rewrapped: Vec<Value> = texts
             .iter()
-            .map(|text| Value::from(if is_rendered(text) { text.clone() } else { render_error(&tool, text) }))
+            .map(|text| Value::from(rewrapped_for(&tool, text)))
             .collect();
         prop_assert_eq!(texts_of(answer), rewrapped);
     }

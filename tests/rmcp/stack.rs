@@ -1,6 +1,7 @@
-//! `ServerHandlerExt::layer` with a stack of one's own: only `tools/call` goes
-//! through it, a configured `ToolErrorLayer` keeps its settings, and errors of
-//! the stack reach the client as JSON-RPC errors.
+//! `ServerHandlerExt::layer` with a stack of one's own: only `tools/call` and
+//! `tools/list` (and `tasks/get`) go through it, a configured `ToolErrorLayer`
+//! keeps its settings, and errors of the stack reach the client as JSON-RPC
+//! errors.
 
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -46,7 +47,7 @@ impl<S: Service<RequestWithContext>> Service<RequestWithContext> for Witness<S> 
 }
 
 #[tokio::test]
-async fn only_tools_call_goes_through_a_configured_stack() {
+async fn only_tools_call_and_tools_list_go_through_a_configured_stack() {
     super::support::quiet_panics::silence_expected_panics();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let witness = {
@@ -76,7 +77,10 @@ async fn only_tools_call_goes_through_a_configured_stack() {
         .unwrap();
     assert_eq!(only_text(&echoed), "hi");
 
-    assert_eq!(*seen.lock().unwrap(), ["tools/call", "tools/call"]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["tools/list", "tools/call", "tools/call"]
+    );
 }
 
 /// Fails every request with `error`, as a rate limiter or an authorizer would.

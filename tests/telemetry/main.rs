@@ -16,5 +16,6 @@ mod captured;
 mod conventions;
 mod exporter;
 mod json;
+mod listed_tools;
 mod metric;
 mod panic_hook;

@@ -30,6 +30,7 @@ use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::connections::Connections;
 use crate::http::drain::Drain;
+use crate::http::failure::json_error;
 use crate::http::headers;
 use crate::http::site::Site;
 use crate::jsonrpc::id_in_use;
@@ -521,21 +522,6 @@ fn not_reading() -> Response<ProxyBody> {
 /// A session that is not (or no longer) there.
 fn not_found() -> Response<ProxyBody> {
     json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
-}
-
-pub(super) fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {"code": code, "message": message},
-        "id": null,
-    });
-    let mut response = Response::new(whole(body.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 fn status_only(status: StatusCode) -> Response<ProxyBody> {

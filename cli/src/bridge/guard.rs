@@ -35,9 +35,9 @@ use std::net::{IpAddr, SocketAddr};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use crate::bridge::endpoint::json_error;
 use crate::bridge::token_file::TokenFile;
 use crate::http::body::ProxyBody;
+use crate::http::failure::json_error;
 use crate::options::Options;
 
 /// The names of loopback a `Host` may hold on a loopback listener, as the

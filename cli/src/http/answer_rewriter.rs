@@ -68,6 +68,9 @@ pub(crate) struct AnswerRewriter {
     /// not its id: the ids of a message are distinct (one held twice is
     /// refused before it goes, `crate::jsonrpc::id_in_use`).
     answered: Vec<bool>,
+    /// How many of `answered` are still `false`: whether all are answered is
+    /// asked at every answer, and a batch may hold many requests.
+    unanswered_count: usize,
     /// Whether nothing more is awaited, answered or not: no answer is to
     /// come, or none is to be written.
     ended: bool,
@@ -122,6 +125,7 @@ impl AnswerRewriter {
         Self {
             proxy: proxy.clone(),
             answered: vec![false; requests.len()],
+            unanswered_count: requests.len(),
             requests,
             batch,
             ended: false,
@@ -135,7 +139,7 @@ impl AnswerRewriter {
     /// Whether nothing is awaited any more: every request was answered (by
     /// the server, the proxy or the layer), or none is to be.
     pub(crate) fn is_answered(&self) -> bool {
-        self.ended || self.answered.iter().all(|answered| *answered)
+        self.ended || self.unanswered_count == 0
     }
 
     /// Whether the layer's future awaits the answer, and may answer itself
@@ -336,7 +340,10 @@ impl AnswerRewriter {
 
     fn mark_answered(&mut self, requests: &[usize]) {
         for &request in requests {
-            self.answered[request] = true;
+            if !self.answered[request] {
+                self.answered[request] = true;
+                self.unanswered_count -= 1;
+            }
         }
     }
 

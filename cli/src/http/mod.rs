@@ -56,7 +56,7 @@ mod decoded;
 mod direct_call;
 pub(crate) mod drain;
 mod exchange;
-mod failure;
+pub(crate) mod failure;
 mod head_timeout;
 pub(crate) mod headers;
 mod idle;

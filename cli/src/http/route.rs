@@ -1,8 +1,9 @@
 //! Which way a request goes: every request is forwarded to the upstream's
 //! origin with its path and query; at the MCP endpoint, a `GET` is the
 //! session's stream ([`replayed`]), a `POST` holding a
-//! `tools/call` no timeout applies to is a [`DirectCall`], a batch holding an
-//! id twice is refused (`crate::jsonrpc::id_in_use`), any other holding
+//! `tools/call` no timeout applies to is a [`DirectCall`], a body that is no
+//! JSON is answered `400` (`-32700`) and a batch holding an id twice `-32600`
+//! (`crate::jsonrpc::id_in_use`), neither sent on, any other holding
 //! JSON-RPC requests an [`exchange`](crate::http::exchange); anything else
 //! streams through both ways as it is. `CONNECT` is answered `405`: the proxy
 //! opens no tunnels.
@@ -21,13 +22,14 @@ use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
 use crate::http::cancel::no_answer_response;
 use crate::http::direct_call::{self, DirectCall};
 use crate::http::exchange::exchange;
-use crate::http::failure::{describe, made_response};
+use crate::http::failure::{describe, json_error, made_response};
 use crate::http::headers::passed_through;
 use crate::http::proxy::Proxy;
 use crate::http::{headers, replayed, task_ids};
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::message::{Answer, requests};
+use crate::jsonrpc::own_answer::PARSE_ERROR;
 
 /// Answers one request of `client`, on a connection whose `activity` learns
 /// when the request's body waits and when its answer ends. One function, with
@@ -90,8 +92,11 @@ pub(crate) async fn handle(
             break 'answer direct_call::exchange(&proxy, request, call).await;
         }
         let Ok(mut message) = crate::jsonrpc::nested::from_slice(&bytes) else {
-            // A body that is no JSON: the server answers it.
-            break 'answer forward(&proxy, Request::from_parts(parts, whole(bytes))).await;
+            // A body the proxy cannot read goes no further, answered as the
+            // bridge answers it: a server that reads more than JSON (the
+            // Python SDK takes `NaN` and `Infinity`, Express's body parser
+            // inflates a gzip body) would run its calls with no layer.
+            break 'answer json_error(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
         };
         // Each `POST` is answered on its own response: only a batch can hold
         // an id in use, twice.

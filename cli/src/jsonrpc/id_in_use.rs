@@ -7,8 +7,12 @@
 //! command could not tell which it answers (the layer would read one, the
 //! other would pass raw); JSON-RPC requires a client to keep ids unique among
 //! its requests in flight. Ids are compared by JSON-RPC's rule, the library's
-//! [`JsonRpcId`]: `1` and `1.0` are one id. The earlier request keeps its own
-//! answer. The message names the id as its JSON text: `id 7`, `id "a"`.
+//! [`JsonRpcId`]: `1` and `1.0` are one id. Within one batch, two numbers
+//! that are one IEEE double are one id too (`9007199254740992` and
+//! `9007199254740993`): a server that reads numbers so (JavaScript's
+//! `JSON.parse`; RFC 8259 §6 gives no other range to interoperate in)
+//! answers both with one id. The earlier request keeps its own answer. The
+//! message names the id as its JSON text: `id 7`, `id "a"`.
 //!
 //! A batch that holds such an id, or one id twice, is refused whole: each of its
 //! requests gets `-32600`, the reused ones `Invalid request: id ID is already in
@@ -20,6 +24,8 @@
 //! requests sent to the child, the bridge its session's calls, the HTTP mode
 //! none (each `POST` is answered on its own response, so only a batch can
 //! hold an id twice).
+
+use std::collections::HashSet;
 
 use mcp_tool_errors::JsonRpcId;
 use serde_json::Value;
@@ -48,12 +54,48 @@ pub(crate) fn in_use(
     keys: &[JsonRpcId],
     in_flight: impl Fn(&JsonRpcId) -> bool,
 ) -> Option<Vec<bool>> {
+    // A set, not a scan of the keys before: a batch may hold many requests.
+    // A single message has no earlier key to read.
+    let mut earlier: HashSet<HeldId<'_>> = HashSet::new();
+    let last = keys.len().saturating_sub(1);
     let reused: Vec<bool> = keys
         .iter()
         .enumerate()
-        .map(|(at, key)| in_flight(key) || keys[..at].contains(key))
+        .map(|(at, key)| {
+            let held_earlier = last > 0
+                && if at < last {
+                    !earlier.insert(HeldId::of(key))
+                } else {
+                    earlier.contains(&HeldId::of(key))
+                };
+            in_flight(key) || held_earlier
+        })
         .collect();
     reused.contains(&true).then_some(reused)
+}
+
+/// An id of a batch as the server may tell it from the others: a number as
+/// the IEEE double it reads as, which takes in every spelling
+/// [`JsonRpcId`] takes for one id (`-0` is `0`); any other id as
+/// [`JsonRpcId`] compares it.
+#[derive(PartialEq, Eq, Hash)]
+enum HeldId<'a> {
+    /// The bits of the double, `0.0`'s for `-0`.
+    Double(u64),
+    /// A string, `null`, or a value that is no valid id.
+    Id(&'a JsonRpcId),
+}
+
+impl<'a> HeldId<'a> {
+    fn of(key: &'a JsonRpcId) -> Self {
+        match key.to_value() {
+            Value::Number(number) => {
+                let double = number.as_f64().unwrap_or_default();
+                Self::Double(if double == 0.0 { 0 } else { double.to_bits() })
+            }
+            _ => Self::Id(key),
+        }
+    }
 }
 
 /// The refusal of `requests` (a message or a batch), where `reused[i]` says
@@ -115,5 +157,28 @@ mod tests {
         let answer = refused(&[(json!(7e0), true)], false, in_flight).expect("refused");
         assert_eq!(answer.value["error"]["code"], -32600);
         assert!(refused(&[(json!("7"), true)], false, in_flight).is_none());
+    }
+
+    /// Two ids JSON-RPC tells apart that a server reading numbers as doubles
+    /// takes for one: refused together in a batch, as one id twice.
+    #[test]
+    fn numbers_that_are_one_double_are_one_id_in_a_batch() {
+        let nothing_in_flight = |_: &JsonRpcId| false;
+        for (first, second) in [
+            (json!(9007199254740992_u64), json!(9007199254740993_u64)),
+            (json!(-9007199254740992_i64), json!(-9007199254740993_i64)),
+            (json!(0), json!(-0.0)),
+        ] {
+            let batch = [(first.clone(), true), (second.clone(), true)];
+            let answer = refused(&batch, true, nothing_in_flight).expect("refused");
+            assert_eq!(answer.value[1]["error"]["code"], -32600, "{first} {second}");
+        }
+        let apart = [
+            (json!(9007199254740991_u64), true),
+            (json!(9007199254740992_u64), true),
+        ];
+        assert!(refused(&apart, true, nothing_in_flight).is_none());
+        let kinds = [(json!(1), true), (json!("1"), true), (json!(null), true)];
+        assert!(refused(&kinds, true, nothing_in_flight).is_none());
     }
 }

@@ -111,7 +111,9 @@ impl Method {
 
     /// Whether the layer (or the `-32602` conversion, when `invalid_params`
     /// is on) may change the answer, whose envelope is `answer`, to one
-    /// request of this method.
+    /// request of this method, or must read it: a `tools/list` answer always,
+    /// since the layer's metric names every tool it lists (the answer itself
+    /// is written as the server's bytes unless the conversion changes it).
     pub(crate) fn may_change_answer(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
         match self {
             Self::ToolsCall => {
@@ -119,8 +121,7 @@ impl Method {
                     || answer.result.may_be_task
                     || (invalid_params && answer.has_error)
             }
-            Self::TasksGet | Self::TasksResult => true,
-            Self::ToolsList => invalid_params,
+            Self::TasksGet | Self::TasksResult | Self::ToolsList => true,
             Self::Other(_) => false,
         }
     }
@@ -288,11 +289,12 @@ mod tests {
         for method in ["tasks/get", "tasks/result"] {
             assert!(request(method).may_change(&success, false), "{method}");
         }
-        assert!(!request("tools/list").may_change(&success, false));
-        assert!(
-            request("tools/list").may_change(&success, true),
-            "tools are listed"
-        );
+        for invalid_params in [false, true] {
+            assert!(
+                request("tools/list").may_change(&success, invalid_params),
+                "the metric names the tools listed"
+            );
+        }
         assert!(!request("ping").may_change(&tool_error, true));
         assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
     }

@@ -13,7 +13,10 @@
 //! call all the same. What no JSON-RPC peer writes could still follow: a
 //! `method` after the `result` makes it a request at its end, which is found
 //! then too (the server gets its error), and a second `id` after it is not
-//! read. The bytes are not checked to be JSON.
+//! read. Of the bytes' grammar, only the top is checked: a line that does not
+//! open with an object or an array (a log line that quotes a message), or
+//! goes on past its end, is not JSON, and nothing is found in it (what was
+//! taken as an answer before its end is taken all the same).
 
 use serde_json::Value;
 
@@ -42,6 +45,9 @@ pub(crate) struct MemberScan {
     member: Seen,
     /// The members found and not taken yet.
     found: Vec<Scanned>,
+    /// Whether the bytes are seen not to be one object or array: nothing is
+    /// found in them then.
+    not_json: bool,
 }
 
 /// A member of a message too long to hold that has an id: a request or a
@@ -139,6 +145,9 @@ impl MemberScan {
     }
 
     fn byte(&mut self, byte: u8) {
+        if self.not_json {
+            return;
+        }
         if let Some(state) = self.string {
             self.string = match (state, byte) {
                 (StringState::Escape, _) => Some(StringState::Plain),
@@ -157,6 +166,11 @@ impl MemberScan {
             return;
         }
         let at_member = self.member_depth == Some(self.depth);
+        let is_space = matches!(byte, b' ' | b'\t' | b'\r' | b'\n');
+        let opens_the_message = self.member_depth.is_none() && matches!(byte, b'{' | b'[');
+        if self.depth == 0 && !is_space && !opens_the_message {
+            return self.is_not_json();
+        }
         match byte {
             b' ' | b'\t' | b'\r' | b'\n' => {}
             b'"' => {
@@ -208,6 +222,15 @@ impl MemberScan {
             }
             _ => self.value_byte(byte),
         }
+    }
+
+    /// The bytes are not one object or array: what was found in them is
+    /// not.
+    fn is_not_json(&mut self) {
+        self.not_json = true;
+        self.found.clear();
+        self.member = Seen::default();
+        self.place = Place::Elsewhere;
     }
 
     /// A byte of a value outside a string, or a string's opening quote.
@@ -412,6 +435,29 @@ mod tests {
         assert!(scan.take().is_empty());
         scan.feed(br#"34}"#);
         assert_eq!(scan.take(), [response(json!(1234))]);
+    }
+
+    /// A line that is not JSON at its top, which a line read whole would
+    /// drop, answers nothing either: a log line quoting an answer, a second
+    /// value after the first, a string, a closing brace too many.
+    #[test]
+    fn a_line_that_is_not_one_object_or_array_gives_none() {
+        for text in [
+            r#"DEBUG sent {"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"n"} {"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"id":2,"method":"x"}] [{"id":1,"result":{}}]"#,
+            r#""{\"id\":1,\"result\":{}}""#,
+            r#"{"id":1,"result":{}}}"#,
+            r#"1 {"id":1,"result":{}}"#,
+        ] {
+            for piece in [1, 5, 1000] {
+                assert!(scanned(text, piece).is_empty(), "{text}");
+            }
+        }
+        assert_eq!(
+            scanned(" \t{\"id\":1,\"result\":{}}\r\n", 3),
+            [response(json!(1))]
+        );
     }
 
     #[test]

@@ -4,6 +4,9 @@
 use mcp_tool_errors::NoAnswer;
 use serde_json::{Value, json};
 
+/// The JSON-RPC error code of a message that is no JSON.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+
 /// The JSON-RPC error code of an invalid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
 

@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::future::Future;
 use std::io::{BufWriter, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
@@ -115,11 +116,13 @@ impl Child {
 
     /// Sends `line` (newline included), the wrapper's own, to the child
     /// from `runtime`'s blocking pool, unless the child has not read enough
-    /// of those before it (it is dropped then).
-    pub(crate) fn send_from_runtime(self: &Arc<Self>, line: &[u8], runtime: &Handle) {
-        if self.own_lines.push(line) {
+    /// of those before it (it is dropped then); returns whether it is queued.
+    pub(crate) fn send_from_runtime(self: &Arc<Self>, line: &[u8], runtime: &Handle) -> bool {
+        let queued = self.own_lines.push(line);
+        if queued {
             self.send_own_lines_from(runtime);
         }
+        queued
     }
 
     /// Starts a writer of the wrapper's own lines in `runtime`'s blocking
@@ -174,6 +177,33 @@ impl ChildInput {
         }
     }
 
+    /// Writes `lines` and sends them, only if the child's stdin pipe holds
+    /// them and as much again besides what it has not read, or holds nothing
+    /// (lines longer than that wait for a child that reads): the wrapper's own
+    /// lines never fill the pipe of a child that does not read, which would
+    /// stop the client's lines (and the end of its stdin) behind them.
+    pub(crate) fn write_if_room(&self, lines: &[u8]) -> Offered {
+        let mut stdin = self.stdin();
+        let Some(writer) = stdin.as_mut() else {
+            return Offered::Closed;
+        };
+        let pipe = writer.get_ref().as_raw_fd();
+        let waiting = unread_bytes(pipe) + writer.buffer().len();
+        if waiting > 0 && waiting + lines.len() > pipe_capacity(pipe) / 2 {
+            if reader_gone(pipe) {
+                let error = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+                closed_by_the_child(&mut stdin, &error);
+                return Offered::Closed;
+            }
+            return Offered::NoRoom;
+        }
+        if let Err(error) = writer.write_all(lines).and_then(|()| writer.flush()) {
+            closed_by_the_child(&mut stdin, &error);
+            return Offered::Closed;
+        }
+        Offered::Written
+    }
+
     /// Sends what is written so far.
     pub(crate) fn flush(&self) {
         let mut stdin = self.stdin();
@@ -190,6 +220,55 @@ impl ChildInput {
             let _ = writer.flush();
         }
     }
+}
+
+/// What became of lines offered to [`ChildInput::write_if_room`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Offered {
+    /// Sent.
+    Written,
+    /// Not written: the child has not read enough of what it was sent.
+    NoRoom,
+    /// Not written: the child's stdin is closed.
+    Closed,
+}
+
+/// The bytes in the pipe `pipe` that its reader has not read; 0 when it
+/// cannot be told (not a pipe).
+fn unread_bytes(pipe: RawFd) -> usize {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int to the pointer, which points to one.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::ioctl(pipe, libc::FIONREAD, &raw mut unread) };
+    if result == 0 {
+        usize::try_from(unread).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// Whether nothing reads the pipe `pipe` any more (the child exited, or
+/// closed its stdin): what it has not read stays counted in it, so there is
+/// never room again, and the lines offered are lost as a write's would be.
+fn reader_gone(pipe: RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: pipe,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd the pointer points to.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::poll(&raw mut poll, 1, 0) };
+    result > 0 && poll.revents & libc::POLLERR != 0
+}
+
+/// How many bytes the pipe `pipe` holds; unbounded when it cannot be told
+/// (not a pipe).
+fn pipe_capacity(pipe: RawFd) -> usize {
+    // SAFETY: F_GETPIPE_SZ takes no argument and touches no memory.
+    #[allow(unsafe_code)]
+    let capacity = unsafe { libc::fcntl(pipe, libc::F_GETPIPE_SZ) };
+    usize::try_from(capacity).unwrap_or(usize::MAX)
 }
 
 /// The child closed its stdin or exited; its exit is reported elsewhere.
@@ -270,5 +349,28 @@ impl Drop for ResponseFuture {
         if !self.done {
             self.child.cancel(self.ticket);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::OwnedFd;
+
+    use super::*;
+
+    #[test]
+    fn lines_offered_without_room_wait_while_the_child_lives_and_are_lost_once_it_is_gone() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let input = ChildInput::new(File::from(OwnedFd::from(writer)));
+        let lines = vec![b'x'; 40 * 1024];
+        assert_eq!(
+            input.write_if_room(&lines),
+            Offered::Written,
+            "an empty pipe"
+        );
+        assert_eq!(input.write_if_room(&lines), Offered::NoRoom);
+        drop(reader);
+        assert_eq!(input.write_if_room(&lines), Offered::Closed);
+        assert_eq!(input.write_if_room(b"{}\n"), Offered::Closed);
     }
 }

@@ -70,7 +70,9 @@ fn relay_child(
                 first,
             })) => {
                 answer_too_long(stack, &members, max_message_bytes);
-                refuse_too_long(stack, runtime, &members, batch, max_message_bytes);
+                if !refuse_too_long(stack, runtime, &members, batch, max_message_bytes) {
+                    logs.event(Log::NotRefused, || NOT_REFUSED.to_owned());
+                }
                 if first {
                     logs.event(Log::TooLong, || TOO_LONG.to_owned());
                 }
@@ -167,11 +169,18 @@ fn answer_too_long(stack: &Stack, members: &[Scanned], max: usize) {
 /// Answers the server's requests among `members` (of a message too long to
 /// read, a `batch` or not) with a JSON-RPC error each, sent to the child as
 /// the wrapper's own line (`own_lines`): this thread never waits on the
-/// child's stdin, which a child that does not read would stop.
-fn refuse_too_long(stack: &Stack, runtime: &Handle, members: &[Scanned], batch: bool, max: usize) {
-    if let Some(refusal) = refusal(members, batch, max) {
-        stack.child().send_from_runtime(&refusal, runtime);
-    }
+/// child's stdin, which a child that does not read would stop. Returns
+/// `false` when there are some and the child has not read enough of the
+/// wrapper's lines before for theirs to be queued.
+fn refuse_too_long(
+    stack: &Stack,
+    runtime: &Handle,
+    members: &[Scanned],
+    batch: bool,
+    max: usize,
+) -> bool {
+    refusal(members, batch, max)
+        .is_none_or(|refusal| stack.child().send_from_runtime(&refusal, runtime))
 }
 
 /// The line that answers the requests among `members` (of a message too long
@@ -200,6 +209,10 @@ const NOT_JSON: &str = "not forwarded: the server wrote a line that is not JSON"
 /// The log line for a line from the child longer than --max-message-bytes.
 const TOO_LONG: &str = "dropped a line of the server longer than --max-message-bytes; a request it answers is answered so";
 
+/// The log line for an error to a request of the server's too long to read
+/// that is not sent.
+const NOT_REFUSED: &str = "not answered: a request of the server longer than --max-message-bytes (the server has not read the errors sent to it before)";
+
 /// The log line for a late answer that is dropped.
 const LATE_ANSWER: &str = "dropped the server's late answer to a request given up";
 
@@ -209,6 +222,7 @@ enum Log {
     NotJson,
     LateAnswer,
     TooLong,
+    NotRefused,
 }
 
 /// The log lines the child's stdout can cause at any rate, each throttled;
@@ -226,6 +240,7 @@ struct Logs {
     not_json: ThrottledLog,
     late_answers: ThrottledLog,
     too_long: ThrottledLog,
+    not_refused: ThrottledLog,
 }
 
 impl Default for Logs {
@@ -234,16 +249,18 @@ impl Default for Logs {
             not_json: ThrottledLog::new(NOT_JSON),
             late_answers: ThrottledLog::new(LATE_ANSWER),
             too_long: ThrottledLog::new(TOO_LONG),
+            not_refused: ThrottledLog::new(NOT_REFUSED),
         }
     }
 }
 
 impl Logs {
-    fn all(&mut self) -> [&mut ThrottledLog; 3] {
+    fn all(&mut self) -> [&mut ThrottledLog; 4] {
         [
             &mut self.not_json,
             &mut self.late_answers,
             &mut self.too_long,
+            &mut self.not_refused,
         ]
     }
 
@@ -270,6 +287,7 @@ impl ChildLogs {
             Log::NotJson => &mut logs.not_json,
             Log::LateAnswer => &mut logs.late_answers,
             Log::TooLong => &mut logs.too_long,
+            Log::NotRefused => &mut logs.not_refused,
         };
         for line in log.event(Instant::now(), message) {
             crate::log(&line);
@@ -313,6 +331,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::stdio::own_lines::{MAX_QUEUED_BYTES, OwnLines};
 
     fn scanned(kind: Kind, id: Value) -> Scanned {
         Scanned { kind, id }
@@ -346,5 +365,20 @@ mod tests {
             "a response is not answered"
         );
         assert_eq!(line(&[], false), None);
+    }
+
+    /// The errors to a batch of requests too long to read make one line,
+    /// longer than the bound when the batch holds many: it is taken when
+    /// nothing waits before it, and only then.
+    #[test]
+    fn a_line_longer_than_the_bound_is_queued_when_none_waits() {
+        let own_lines = OwnLines::default();
+        let members: Vec<Scanned> = (0..1000)
+            .map(|id| scanned(Kind::Request, json!(id)))
+            .collect();
+        let line = refusal(&members, true, 1024).unwrap();
+        assert!(line.len() > MAX_QUEUED_BYTES);
+        assert!(own_lines.push(&line));
+        assert!(!own_lines.push(b"{}\n"));
     }
 }

@@ -1,18 +1,21 @@
 //! The thread reading the client's lines: a request is registered and written
 //! to the child's stdin by this thread itself (no hand-off on the way to the
-//! child), a cancellation withdraws its request, anything else goes to the
-//! child as it is. Only the envelope of a single message is read (see
-//! `envelope`); a batch is read whole.
+//! child), a cancellation withdraws its request, a line that is no JSON is
+//! answered `-32700`, anything else goes to the child as it is. Only the
+//! envelope of a single message is read (see `envelope`); a batch is read
+//! whole.
 
 use std::fs::File;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_request::LayerRequest;
-use crate::jsonrpc::message::requests;
+use crate::jsonrpc::message::{Answer, requests};
 use crate::jsonrpc::nested;
+use crate::jsonrpc::own_answer::{self, PARSE_ERROR};
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
@@ -56,6 +59,12 @@ fn relay_client(stack: &Stack, mut lines: Lines) {
 
 fn client_line(stack: &Stack, line: &[u8]) {
     let child = stack.child();
+    if is_blank(line) {
+        // No message, so nothing the child could run: it goes on as it is,
+        // unanswered, as a line between messages is.
+        child.input().write(line);
+        return;
+    }
     match envelope::read(line) {
         Ok(Envelope::Single(fields)) if fields.is_request() => {
             let id = fields.id.clone().unwrap_or_default();
@@ -76,9 +85,24 @@ fn client_line(stack: &Stack, line: &[u8]) {
         Ok(Envelope::Batch) => client_whole(stack, line),
         // Nested past the envelope's limit: read whole, to any depth.
         Err(error) if error.is_too_deep() => client_whole(stack, line),
-        // Not JSON: the child answers it.
-        Err(_) => child.input().write(line),
+        Err(_) => refuse_unreadable(stack),
     }
+}
+
+/// Whether `line` holds JSON's whitespace only (an empty line, a `\r` left by
+/// a client that ends its lines with CRLF).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// A line that is no JSON to the command is answered `-32700` and goes no
+/// further: a server that reads more than JSON (the Python SDK takes `NaN`
+/// and `Infinity`) would run its calls with no layer. The HTTP modes answer
+/// such a body so too.
+fn refuse_unreadable(stack: &Stack) {
+    let error = own_answer::error(&Value::Null, PARSE_ERROR, "Parse error");
+    stack.output().write_answer(Answer::made(error));
 }
 
 /// A batch, or a message nested too deep for its envelope: read whole, its
@@ -87,8 +111,7 @@ fn client_line(stack: &Stack, line: &[u8]) {
 fn client_whole(stack: &Stack, line: &[u8]) {
     let child = stack.child();
     let Ok(message) = nested::from_slice(line) else {
-        // Not JSON after all: the child answers it.
-        child.input().write(line);
+        refuse_unreadable(stack);
         return;
     };
     child.withdraw_cancelled_in(&message);

@@ -40,8 +40,8 @@ use crate::options::Options;
 use crate::signals;
 
 /// The threads of the runtime's blocking pool, which writes what the runtime
-/// answers (the layer's answers at a timeout) and the cancellations and the
-/// closing of the child's stdin. Those writes wait on one lock per pipe, so
+/// answers (the layer's answers at a timeout) and the wrapper's own lines to
+/// the child's stdin (`own_lines`). Those writes wait on one lock per pipe, so
 /// more threads would only wait on the locks: with tokio's default of 512, a
 /// burst of timeouts started a thread each (488 threads and 10 MB more after
 /// 100,000 timeouts, 1,000 at a time). One thread at most waits on the child's

@@ -3,17 +3,24 @@
 //! closing of the stdin from the runtime. One queue, bounded, written by one
 //! thread of the runtime's blocking pool at a time: no thread relaying a
 //! pipe waits on the child's stdin for them, and a child that stops reading
-//! holds that one thread, and no more of the command's lines than the bound.
+//! holds that one thread, and no more of the command's lines than the bound;
+//! they are written only while its pipe has room, so that they never stop
+//! the client's lines.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
-use crate::stdio::child::ChildInput;
+use crate::stdio::child::{ChildInput, Offered};
 
 /// The most bytes of the command's own lines that wait for the child's
 /// stdin, those the writer holds included (one line longer than this is
 /// taken when nothing waits before it): a child that does not read them gets
 /// no more.
 pub(crate) const MAX_QUEUED_BYTES: usize = 64 * 1024;
+
+/// How long the writer waits before it looks again for room in the pipe of
+/// a child that has not read what it was sent.
+const ROOM_POLL: Duration = Duration::from_millis(50);
 
 /// The command's own lines on their way to the child.
 #[derive(Debug, Default)]
@@ -72,7 +79,10 @@ impl OwnLines {
 
     /// Writes the queued lines to `input`, and closes it when asked, until
     /// nothing is left. Blocking; returns at once when another thread is
-    /// writing: that one writes these too.
+    /// writing: that one writes these too. Lines are written only while the
+    /// child's pipe has room for them ([`ChildInput::write_if_room`]), else
+    /// held and offered again: they never fill the pipe so far that the
+    /// client's lines would wait behind them.
     pub(crate) fn write_to(&self, input: &ChildInput) {
         let mut queue = self.queue();
         if queue.writer {
@@ -96,8 +106,9 @@ impl OwnLines {
             }
             queue.writing = lines.len();
             drop(queue);
-            input.write(&lines);
-            input.flush();
+            while input.write_if_room(&lines) == Offered::NoRoom {
+                std::thread::sleep(ROOM_POLL);
+            }
             queue = self.queue();
             queue.writing = 0;
         }

@@ -217,3 +217,23 @@ async fn a_python_tool_that_hangs_in_a_session_is_answered_and_cancelled_in_that
         .log_shows("python_server: sleep was cancelled")
         .await;
 }
+
+/// A call whose arguments hold `NaN`: no JSON to the proxy, a float to the
+/// SDK (its parser takes `NaN` and `Infinity`), which runs the tool. Its
+/// error must not reach the client without the layer: the proxy answers the
+/// body `-32700` and the tool never runs.
+#[tokio::test]
+#[ignore = "needs the test servers: scripts/install-test-servers.sh"]
+async fn a_python_call_holding_nan_runs_no_tool_without_the_layer() {
+    let server = PythonServer::start().await;
+    let proxy = Proxy::start(&server.url(), &[]).await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_error","arguments":{"path":"/etc/missing","n":NaN}}}"#;
+    let direct = json(post_to(server.address(), call, &PROTOCOL).await).await;
+    assert_eq!(
+        direct["result"]["isError"], true,
+        "the SDK runs it: {direct}"
+    );
+
+    let proxied = json(proxy.post(call, &PROTOCOL).await).await;
+    assert_eq!(proxied["error"]["code"], -32700, "{proxied}");
+}

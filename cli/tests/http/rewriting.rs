@@ -226,6 +226,22 @@ async fn a_batch_answered_an_event_at_a_time_has_every_tool_error_rewrapped() {
     }
 }
 
+/// The answers of a batch's response: its JSON body, or the data of each of
+/// its events.
+async fn answers_in(response: hyper::Response<hyper::body::Incoming>) -> serde_json::Value {
+    match response.headers()["content-type"].to_str().unwrap() {
+        "application/json" => json(response).await,
+        _ => {
+            let mut events = Events::new(response);
+            let mut answers = Vec::new();
+            while let Some(event) = events.next().await {
+                answers.push(event_data(&event));
+            }
+            serde_json::Value::Array(answers)
+        }
+    }
+}
+
 /// A batch that holds one id twice (`1`, and `1.0`: one id), which a server
 /// answers an event at a time: the proxy could not tell which answer is
 /// whose, so the batch is refused whole, as the stdio mode refuses it
@@ -253,17 +269,7 @@ async fn a_batch_with_an_id_twice_is_refused_and_no_answer_passes_raw() {
             let proxy = Proxy::start(&upstream.url(), options).await;
             let response = proxy.post(&batch, &[]).await;
             let what = format!("{second}, options {options:?}");
-            let answers = match response.headers()["content-type"].to_str().unwrap() {
-                "application/json" => json(response).await,
-                _ => {
-                    let mut events = Events::new(response);
-                    let mut answers = Vec::new();
-                    while let Some(event) = events.next().await {
-                        answers.push(event_data(&event));
-                    }
-                    serde_json::Value::Array(answers)
-                }
-            };
+            let answers = answers_in(response).await;
             for answer in answers.as_array().unwrap() {
                 let text = &answer["result"]["content"][0]["text"];
                 assert!(
@@ -289,6 +295,70 @@ async fn a_batch_with_an_id_twice_is_refused_and_no_answer_passes_raw() {
         }
     }
     assert!(upstream.received().is_empty(), "the server got the batch");
+}
+
+/// A batch of two ids that JSON-RPC tells apart and a server reading numbers
+/// as doubles (JavaScript's `JSON.parse`) takes for one: it answers both with
+/// `9007199254740992`, and the proxy could not tell which answer is whose.
+/// Refused as one id twice, never sent; no answer reaches the client raw.
+#[tokio::test]
+async fn a_batch_of_ids_that_are_one_double_is_refused_and_no_answer_passes_raw() {
+    const AS_READ: u64 = 9_007_199_254_740_992;
+    let upstream = Upstream::start(|_| {
+        let first = error_result(AS_READ, "first failed");
+        let second = error_result(AS_READ, "second failed");
+        Reply::events(&[
+            &format!("event: message\ndata: {first}\n\n"),
+            &format!("event: message\ndata: {second}\n\n"),
+        ])
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let batch = format!(
+        "[{},{}]",
+        tool_call(AS_READ, "alpha"),
+        tool_call(AS_READ + 1, "beta")
+    );
+    let response = proxy.post(&batch, &[]).await;
+    let answers = answers_in(response).await;
+    for answer in answers.as_array().unwrap() {
+        let text = &answer["result"]["content"][0]["text"];
+        assert!(
+            text.is_null() || text.as_str().unwrap().starts_with("<error tool="),
+            "an answer passed raw: {answer}"
+        );
+    }
+    for answer in answers.as_array().unwrap() {
+        assert_eq!(answer["error"]["code"], -32600, "{answers}");
+    }
+    assert!(upstream.received().is_empty(), "the server got the batch");
+}
+
+/// A body the proxy cannot read as JSON which a server reads all the same
+/// (the Python SDK takes `NaN`, `Infinity` and `1e400`; a server behind Express's
+/// body parser inflates a gzip body): a server that answers any body with a
+/// tool error stands for it. Such a body goes no further, answered `400`
+/// with `-32700` as the bridge answers it, so no tool runs without the layer.
+#[tokio::test]
+async fn a_body_that_is_no_json_is_answered_a_parse_error_and_never_reaches_the_server() {
+    let upstream = Upstream::start(|_| Reply::json(&error_result(1, "disk full"))).await;
+    let nan = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"n":NaN}}}"#;
+    // JSON by the grammar, but past a double's range: infinity to the SDK.
+    let out_of_range = format!("[{}]", nan.replace("NaN", "1e400"));
+    for options in [&[][..], &["--tool-timeout", "30s"]] {
+        let proxy = Proxy::start(&upstream.url(), options).await;
+        for unread in [nan, &out_of_range, "\u{feff}{}", "[", ""] {
+            let response = proxy.post(unread, &[]).await;
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{unread:?}");
+            let answer = json(response).await;
+            assert_eq!(
+                answer,
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}),
+                "{unread:?}, options {options:?}"
+            );
+        }
+    }
+    assert!(upstream.received().is_empty(), "the server got a body");
 }
 
 #[tokio::test]

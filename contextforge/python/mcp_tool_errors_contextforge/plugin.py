@@ -1,5 +1,5 @@
-"""The gateway-facing plugin: hands every tool result to the Rust core and
-returns what it makes of it."""
+"""The gateway-facing plugin: hands every tool result to the mcp-tool-errors
+layer (the `mcp_tool_errors` binding) and returns what it makes of it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import logging
 
 from cpex.framework import Plugin, ToolPostInvokeResult
 
-from mcp_tool_errors_contextforge._core import ToolErrorsCore
+from mcp_tool_errors import ToolErrorLayer
 
 logger = logging.getLogger(__name__)
+
+# The options of the layer that apply to a result at hand: timeouts and
+# crashes need a request, which the hook does not see.
+CONFIG_KEYS = ["redact_secrets", "max_error_bytes"]
 
 
 class ToolErrorsPlugin(Plugin):
@@ -24,7 +28,7 @@ class ToolErrorsPlugin(Plugin):
 
     def __init__(self, config) -> None:
         super().__init__(config)
-        self._core = ToolErrorsCore(config.config)
+        self._layer = ToolErrorLayer.from_config(config.config, CONFIG_KEYS, "mcp-tool-errors-contextforge", "config key")
 
     async def tool_post_invoke(self, payload, context, extensions=None):
         """The result rewrapped when it is a tool error; otherwise unchanged.
@@ -34,7 +38,7 @@ class ToolErrorsPlugin(Plugin):
         as the gateway made it.
         """
         try:
-            result = self._core.rewrap(payload.name, payload.result)
+            result = self._layer.rewrap_result(payload.name, payload.result)
         except Exception as failure:  # noqa: BLE001 - the gateway must get an answer
             _log_failure(failure)
             return ToolPostInvokeResult()

@@ -16,4 +16,5 @@ mod exporter;
 mod rmcp_tasks;
 
 mod calls;
+mod listed_tools;
 mod tasks;

@@ -1,5 +1,5 @@
-//! A tool's result carried between Python and JSON: the dict the gateway
-//! hands the hook, as a `serde_json::Value` the library reads, and back.
+//! A tool's result carried between Python and JSON: the dict a host hands its
+//! middleware or hook, as a `serde_json::Value` the library reads, and back.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};

@@ -1,0 +1,5 @@
+//! Links the addon as Node.js loads it.
+
+fn main() {
+    napi_build::setup();
+}

@@ -1,0 +1,175 @@
+"""The binding and the server adapters without a transport: options refused
+by key, what a crash logs and sends, and where FastMCP's adapter must sit.
+Run against the installed wheel, in an environment with `mcp` and `fastmcp`:
+
+    python -m unittest discover -s bindings/python/tests -p 'test_sdk_*.py'
+"""
+
+import asyncio
+import logging
+import unittest
+from types import SimpleNamespace
+
+import mcp_tool_errors.fastmcp
+import mcp_tool_errors.mcp
+from mcp_tool_errors import ToolErrorLayer
+
+PASSWORD = "hunter2"
+SECRET_TEXT = f"could not reach postgres://orders:{PASSWORD}@db.internal/orders"
+# FastMCP logs each tool's exception itself, with its rich traceback.
+logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+
+ADAPTERS = [ToolErrorLayer, mcp_tool_errors.mcp.ToolErrorsMiddleware, mcp_tool_errors.fastmcp.ToolErrorsMiddleware]
+
+
+def text_of(result):
+    return result["content"][0]["text"]
+
+
+class Options(unittest.TestCase):
+    def test_every_adapter_takes_the_same_options(self):
+        for adapter in ADAPTERS:
+            with self.subTest(adapter=adapter.__name__):
+                adapter(
+                    tool_timeout=30,
+                    tool_timeouts={"deploy": 0.5},
+                    redact_secrets=True,
+                    max_error_bytes=4096,
+                    expose_panic_messages=False,
+                )
+                adapter()
+
+    def test_a_value_an_option_does_not_take_is_refused_by_key(self):
+        for key, value in [
+            ("tool_timeout", 0),
+            ("tool_timeout", -1),
+            ("tool_timeout", True),
+            ("tool_timeout", "30"),
+            ("tool_timeout", float("inf")),
+            ("tool_timeouts", {"deploy": 0}),
+            ("tool_timeouts", {1: 5}),
+            ("tool_timeouts", [("deploy", 5)]),
+            ("redact_secrets", "yes"),
+            ("max_error_bytes", 0),
+            ("max_error_bytes", True),
+            ("expose_panic_messages", 1),
+        ]:
+            for adapter in ADAPTERS:
+                with self.subTest(adapter=adapter.__name__, key=key, value=value):
+                    with self.assertRaisesRegex(ValueError, f"option `{key}"):
+                        adapter(**{key: value})
+
+    def test_an_unknown_option_is_refused_by_name(self):
+        for adapter in ADAPTERS:
+            with self.subTest(adapter=adapter.__name__), self.assertRaisesRegex(ValueError, "unknown option `timeout`"):
+                adapter(timeout=5)
+
+    def test_a_tool_has_its_own_timeout_else_every_tools(self):
+        layer = ToolErrorLayer(tool_timeout=30, tool_timeouts={"deploy": 0.5})
+        self.assertEqual(layer.tool_timeout_of("deploy"), 0.5)
+        self.assertEqual(layer.tool_timeout_of("search"), 30)
+        self.assertIsNone(ToolErrorLayer().tool_timeout_of("search"))
+
+
+def context(tool):
+    return SimpleNamespace(method="tools/call", params={"name": tool, "arguments": {}})
+
+
+async def crash(ctx):
+    raise RuntimeError(SECRET_TEXT)
+
+
+class Crash(unittest.TestCase):
+    def answer(self, **options):
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+        with self.assertLogs("mcp_tool_errors", logging.ERROR) as logs:
+            result = asyncio.run(middleware(context("orders"), crash))
+        return text_of(result), "\n".join(logs.output)
+
+    def test_the_message_is_withheld_and_logged(self):
+        sent, logged = self.answer()
+        self.assertEqual(
+            sent, '<error tool="orders">\nThe tool failed with an internal error. The details are in the server log.\n</error>'
+        )
+        self.assertIn(SECRET_TEXT, logged)
+        self.assertIn("Traceback", logged)
+
+    def test_redact_secrets_redacts_the_log_and_an_exposed_message(self):
+        sent, logged = self.answer(redact_secrets=True, expose_panic_messages=True)
+        self.assertIn("The tool failed with an internal error: could not reach", sent)
+        self.assertNotIn(PASSWORD, sent)
+        self.assertNotIn(PASSWORD, logged)
+        self.assertIn("[REDACTED]", logged)
+
+    def test_a_protocol_error_and_other_methods_pass(self):
+        from mcp.shared.exceptions import MCPError
+
+        async def refuse(ctx):
+            raise MCPError(-32602, "Invalid params")
+
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware()
+        with self.assertRaises(MCPError):
+            asyncio.run(middleware(context("orders"), refuse))
+        ping = SimpleNamespace(method="ping", params=None)
+        self.assertIsNone(asyncio.run(middleware(ping, crash_free)))
+
+
+async def crash_free(ctx):
+    return None
+
+
+class FastMCP(unittest.TestCase):
+    def call(self, server, tool):
+        from fastmcp import Client
+
+        async def run():
+            async with Client(server) as client:
+                result = await client.call_tool_mcp(tool, {})
+                return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+        return asyncio.run(run())
+
+    def server(self, *middleware, mask_error_details=False):
+        from fastmcp import FastMCP
+
+        server = FastMCP("unit", mask_error_details=mask_error_details)
+        for each in middleware:
+            server.add_middleware(each)
+
+        @server.tool
+        def orders() -> str:
+            raise RuntimeError(SECRET_TEXT)
+
+        return server
+
+    def test_outside_error_handling_it_warns(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(mcp_tool_errors.fastmcp.ToolErrorsMiddleware(), ErrorHandlingMiddleware())
+        with self.assertLogs("mcp_tool_errors", logging.WARNING) as logs:
+            try:
+                self.call(server, "orders")
+            except Exception:  # noqa: BLE001 - the call itself fails there, as the docs say
+                pass
+        self.assertIn("sits outside ErrorHandlingMiddleware", "\n".join(logs.output))
+
+    def test_inside_error_handling_a_crash_is_answered(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(ErrorHandlingMiddleware(), mcp_tool_errors.fastmcp.ToolErrorsMiddleware())
+        with self.assertLogs("mcp_tool_errors", logging.ERROR):
+            result = self.call(server, "orders")
+        self.assertTrue(result["isError"])
+        self.assertIn("The details are in the server log.", text_of(result))
+
+    def test_mask_error_details_keeps_the_message_out_even_when_exposed(self):
+        for mask, shown in [(False, True), (True, False)]:
+            with self.subTest(mask_error_details=mask):
+                adapter = mcp_tool_errors.fastmcp.ToolErrorsMiddleware(expose_panic_messages=True)
+                with self.assertLogs("mcp_tool_errors", logging.ERROR):
+                    result = self.call(self.server(adapter, mask_error_details=mask), "orders")
+                self.assertEqual(SECRET_TEXT in text_of(result), shown, text_of(result))
+
+
+if __name__ == "__main__":
+    unittest.main()
