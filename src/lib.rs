@@ -69,7 +69,10 @@
 //!   that runs the call itself (a language binding) times it with
 //!   [`ToolErrorLayer::tool_timeout_of`] and answers its failures with
 //!   [`ToolErrorLayer::timed_out_result`] and [`ToolErrorLayer::crashed_result`],
-//!   logging what [`ToolErrorLayer::scrub_log_text`] leaves of a panic's message.
+//!   logging what [`ToolErrorLayer::scrub_log_text`] leaves of a panic's message,
+//!   and cancels a call it timed out in the server with
+//!   [`TIMEOUT_CANCELLATION_REASON`]; a proxy refuses a request whose id is in
+//!   use with [`JsonRpcId::in_use_message`].
 //!
 //! # No response on the `Value` path
 //!
@@ -263,6 +266,7 @@ pub use json_rpc_id::JsonRpcId;
 pub use layer::ToolErrorLayer;
 pub use message::{McpRequest, McpResponse};
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
+pub use result_at_hand::TIMEOUT_CANCELLATION_REASON;
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 pub use telemetry::NoAnswer;
