@@ -166,7 +166,9 @@
 //! - a result with `isError: true` has the `text` of every `"type": "text"`
 //!   content item replaced by `render_error(tool, text)`, in place: every other
 //!   field keeps its value and its position (the key order is the inner server's,
-//!   whichever map serde_json uses in the build);
+//!   whichever map serde_json uses in the build), while an object the layer
+//!   creates itself (an answer of its own, a text item it adds) has its keys
+//!   sorted, the same bytes under either map;
 //! - a text that is already exactly `render_error`'s output is left alone, so
 //!   stacking the layer, or a handler that renders its own llmxml, never wraps
 //!   twice, while a forged look-alike is still wrapped;

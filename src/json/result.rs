@@ -111,7 +111,7 @@ impl ToolResult for Map<String, Value> {
     }
 }
 
-/// A `{"type": "text", "text": ...}` content item.
+/// A `{"text": ..., "type": "text"}` content item.
 pub(super) fn text_item(text: String) -> Value {
     created_object([("text", Value::String(text)), ("type", Value::from("text"))])
 }
