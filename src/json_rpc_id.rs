@@ -59,6 +59,30 @@ impl JsonRpcId {
         IdKey::json(a) == IdKey::json(b)
     }
 
+    /// The message of the JSON-RPC error (`-32600`, invalid request) that
+    /// refuses a request with this id while it is in use: a request sent
+    /// before it with the same id (by this rule) is not answered yet, or one
+    /// earlier in the same batch holds it. The server's answers to the two
+    /// would carry one id, and no one could tell which answers which. The id
+    /// is named as it was written.
+    ///
+    /// ```
+    /// use mcp_tool_errors::JsonRpcId;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(
+    ///     JsonRpcId::new(&json!(7.0)).in_use_message(),
+    ///     "Invalid request: id 7.0 is already in use.",
+    /// );
+    /// assert_eq!(
+    ///     JsonRpcId::new(&json!("a")).in_use_message(),
+    ///     "Invalid request: id \"a\" is already in use.",
+    /// );
+    /// ```
+    pub fn in_use_message(&self) -> String {
+        format!("Invalid request: id {self} is already in use.")
+    }
+
     /// The id as JSON, as it was written (`9.0` stays `9.0`).
     pub fn to_value(&self) -> Value {
         self.0.to_value()

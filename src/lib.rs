@@ -69,7 +69,10 @@
 //!   that runs the call itself (a language binding) times it with
 //!   [`ToolErrorLayer::tool_timeout_of`] and answers its failures with
 //!   [`ToolErrorLayer::timed_out_result`] and [`ToolErrorLayer::crashed_result`],
-//!   logging what [`ToolErrorLayer::scrub_log_text`] leaves of a panic's message.
+//!   logging what [`ToolErrorLayer::scrub_log_text`] leaves of a panic's message,
+//!   and cancels a call it timed out in the server with
+//!   [`TIMEOUT_CANCELLATION_REASON`]; a proxy refuses a request whose id is in
+//!   use with [`JsonRpcId::in_use_message`].
 //!
 //! # No response on the `Value` path
 //!
@@ -163,7 +166,9 @@
 //! - a result with `isError: true` has the `text` of every `"type": "text"`
 //!   content item replaced by `render_error(tool, text)`, in place: every other
 //!   field keeps its value and its position (the key order is the inner server's,
-//!   whichever map serde_json uses in the build);
+//!   whichever map serde_json uses in the build), while an object the layer
+//!   creates itself (an answer of its own, a text item it adds) has its keys
+//!   sorted, the same bytes under either map;
 //! - a text that is already exactly `render_error`'s output is left alone, so
 //!   stacking the layer, or a handler that renders its own llmxml, never wraps
 //!   twice, while a forged look-alike is still wrapped;
@@ -263,6 +268,7 @@ pub use json_rpc_id::JsonRpcId;
 pub use layer::ToolErrorLayer;
 pub use message::{McpRequest, McpResponse};
 pub use render::{ErrorRenderer, Llmxml, is_rendered, render_error};
+pub use result_at_hand::TIMEOUT_CANCELLATION_REASON;
 pub use sanitize::install_panic_hook;
 pub use service::ToolErrors;
 pub use telemetry::NoAnswer;

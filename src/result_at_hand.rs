@@ -4,7 +4,8 @@
 //! hand, and the layer's own answers and log text for a call its caller timed
 //! out or saw fail ([`ToolErrorLayer::tool_timeout_of`],
 //! [`ToolErrorLayer::timed_out_result`], [`ToolErrorLayer::crashed_result`],
-//! [`ToolErrorLayer::scrub_log_text`]).
+//! [`ToolErrorLayer::scrub_log_text`]), and the reason it gives the server
+//! when it cancels a call at its timeout ([`TIMEOUT_CANCELLATION_REASON`]).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -17,6 +18,25 @@ use crate::model::{AnswerBody, CallResult};
 use crate::panic::logged_text;
 use crate::render::ErrorRenderer;
 use crate::unanswered::{crashed_tool_text, timed_out_tool_text};
+
+/// The reason a caller that times out calls through the layer gives the
+/// server when it cancels a call at its timeout: `params.reason` of the
+/// `notifications/cancelled` it sends for the call's id, once it has answered
+/// the client with [`ToolErrorLayer::timed_out_result`]. A tool of the
+/// TypeScript SDK reads it as its `AbortSignal`'s `reason`.
+///
+/// ```
+/// use mcp_tool_errors::TIMEOUT_CANCELLATION_REASON;
+/// use serde_json::json;
+///
+/// let cancellation = json!({
+///     "jsonrpc": "2.0",
+///     "method": "notifications/cancelled",
+///     "params": {"requestId": 7, "reason": TIMEOUT_CANCELLATION_REASON},
+/// });
+/// assert_eq!(cancellation["params"]["reason"], "The client's tool timeout expired.");
+/// ```
+pub const TIMEOUT_CANCELLATION_REASON: &str = "The client's tool timeout expired.";
 
 impl<R: ErrorRenderer> ToolErrorLayer<R> {
     /// Rewrites `result`, the result object of a `tools/call` of `tool`, as the

@@ -59,6 +59,7 @@
 //! # }
 //! ```
 
+mod created;
 mod field;
 mod request;
 mod response;

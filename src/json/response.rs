@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::created::created_object;
 use super::field::field;
 use super::result::text_item;
 use crate::NoAnswer;
@@ -111,27 +112,28 @@ fn visit_one(
 
 /// The JSON-RPC response carrying `answer` to the request with `id`.
 fn response(id: Value, answer: LayerAnswer) -> Value {
-    let (key, value) = match answer {
-        LayerAnswer::ToolError { text } => ("result", tool_error_result(text)),
+    let jsonrpc = Value::from("2.0");
+    match answer {
+        LayerAnswer::ToolError { text } => created_object([
+            ("id", id),
+            ("jsonrpc", jsonrpc),
+            ("result", tool_error_result(text)),
+        ]),
         LayerAnswer::ErrorResponse { code, message } => {
-            let mut error = Map::with_capacity(2);
-            error.insert("code".to_owned(), Value::from(code));
-            error.insert("message".to_owned(), Value::String(message));
-            ("error", Value::Object(error))
+            let error = created_object([
+                ("code", Value::from(code)),
+                ("message", Value::String(message)),
+            ]);
+            created_object([("error", error), ("id", id), ("jsonrpc", jsonrpc)])
         }
-    };
-    let mut response = Map::with_capacity(3);
-    response.insert("jsonrpc".to_owned(), Value::from("2.0"));
-    response.insert("id".to_owned(), id);
-    response.insert(key.to_owned(), value);
-    Value::Object(response)
+    }
 }
 
 /// The `tools/call` result of [`LayerAnswer::ToolError`]: `text` as its one
 /// text item, and `isError: true`.
 pub(crate) fn tool_error_result(text: String) -> Value {
-    let mut result = Map::with_capacity(2);
-    result.insert("content".to_owned(), Value::Array(vec![text_item(text)]));
-    result.insert("isError".to_owned(), Value::Bool(true));
-    Value::Object(result)
+    created_object([
+        ("content", Value::Array(vec![text_item(text)])),
+        ("isError", Value::Bool(true)),
+    ])
 }

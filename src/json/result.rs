@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::created::created_object;
 use super::field::{field, field_mut, str_field};
 use crate::model::{AnswerBody, CallResult, TaskState, ToolResult};
 
@@ -110,12 +111,9 @@ impl ToolResult for Map<String, Value> {
     }
 }
 
-/// A `{"type": "text", "text": ...}` content item.
+/// A `{"text": ..., "type": "text"}` content item.
 pub(super) fn text_item(text: String) -> Value {
-    let mut item = Map::with_capacity(2);
-    item.insert("type".to_owned(), Value::from("text"));
-    item.insert("text".to_owned(), Value::String(text));
-    Value::Object(item)
+    created_object([("text", Value::String(text)), ("type", Value::from("text"))])
 }
 
 /// The item as an object, if it is a text item.

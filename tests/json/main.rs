@@ -9,6 +9,7 @@ mod batches;
 mod cap;
 mod golden;
 mod ids;
+mod key_order;
 mod layer;
 mod leaks;
 mod panics;

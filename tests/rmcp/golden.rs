@@ -1,7 +1,11 @@
 //! The golden corpus through rmcp's typed messages: the case's inner answer (or
 //! panic) as typed rmcp values, the layer over `ClientRequest` and over
 //! `RequestWithContext`, and the answer written as rmcp's own JSON-RPC message,
-//! compared byte for byte with `golden/<case>.out.json`.
+//! compared byte for byte with `golden/<case>.out.json` in rmcp's form: parsed
+//! into rmcp's message and written back, with the same values. rmcp's types
+//! write every object's keys in the order of their fields (`jsonrpc`, `id`,
+//! `result`; `type`, `text`), where the JSON path writes the objects the
+//! layer creates with their keys sorted.
 //!
 //! rmcp's server sends a client that negotiated a version before 2026-07-28 its
 //! results without `resultType: "complete"`: the corpus is that wire, so the
@@ -229,6 +233,21 @@ fn wire(id: &RequestId, answer: Result<ServerResult, ErrorData>) -> String {
     out
 }
 
+/// `golden` (an answer as the JSON path writes it) as rmcp writes the same
+/// message, in this build's order; `Err` when it is not one rmcp message or
+/// rmcp's types change a value of it.
+fn in_rmcp_form(golden: &str) -> Result<String, String> {
+    let message: ServerJsonRpcMessage =
+        serde_json::from_str(golden).map_err(|e| format!("not an rmcp server message: {e}"))?;
+    let mut written = serde_json::to_string_pretty(&message).unwrap();
+    written.push('\n');
+    // `Value`'s equality, whatever the order of keys.
+    if serde_json::from_str::<Value>(golden).ok() != Some(serde_json::to_value(&message).unwrap()) {
+        return Err(format!("rmcp's types change its values:\n{written}"));
+    }
+    Ok(in_this_build_order(&written))
+}
+
 /// What rmcp's server does to a result for a client on a version before 2026-07-28.
 fn shaped_for_legacy_peer(
     answer: &Result<ServerResult, ErrorData>,
@@ -342,7 +361,13 @@ async fn every_golden_case_rmcp_can_express_through_the_rmcp_path() {
         ran += 1;
         let answer = run(case, &typed, &peer).await;
         let path = golden_dir().join(format!("{}.out.json", case.name));
-        let expected = in_this_build_order(&std::fs::read_to_string(&path).unwrap());
+        let expected = match in_rmcp_form(&std::fs::read_to_string(&path).unwrap()) {
+            Ok(expected) => expected,
+            Err(why) => {
+                failures.push(format!("{}: {}: {why}", case.name, path.display()));
+                continue;
+            }
+        };
         let sent = in_this_build_order(&wire(&typed.id, shaped_for_legacy_peer(&answer)));
         if sent != expected {
             failures.push(format!(

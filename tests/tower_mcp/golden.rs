@@ -2,7 +2,11 @@
 //! scripted tower service answering with typed `RouterResponse`s, the layer, and
 //! the response serialized as the JSON-RPC message tower-mcp writes
 //! (`RouterResponse::into_jsonrpc`), compared byte for byte with
-//! `golden/<case>.out.json`.
+//! `golden/<case>.out.json` in tower-mcp's form: parsed into its types and
+//! written back. tower-mcp's types write every object's keys in the order of
+//! their fields (`jsonrpc`, `id`, `result`; `type`, `text`), where the JSON
+//! path writes the objects the layer creates with their keys sorted; the
+//! values must be the golden file's, but for the cases of `TYPED_FORM`.
 //!
 //! The JSON path owns the corpus: this test reads it and never rewrites it.
 
@@ -63,10 +67,11 @@ enum NotCarried {
     Other(String),
 }
 
-/// Cases that run, but whose golden bytes tower-mcp's `CallToolResult` cannot
-/// carry; the output is compared with the golden response as tower-mcp would
-/// carry it (parsed into its types and written back), and must differ from the
-/// golden bytes, so that a case leaves this list when tower-mcp learns to keep it.
+/// Cases that run, but whose golden values tower-mcp's `CallToolResult` cannot
+/// carry; the output is compared with the golden response as tower-mcp
+/// carries it (parsed into its types and written back), as for every case,
+/// and that form must hold other values than the golden file, so that a case
+/// leaves this list when tower-mcp learns to keep it.
 const TYPED_FORM: &[(&str, &str)] = &[
     (
         "is-error-false-untouched",
@@ -187,28 +192,29 @@ async fn check_case(case: &Case, request: RouterRequest) -> Result<(), String> {
     let method = request.inner.clone();
     let actual = run(case, request).await;
     let golden = golden_output(case);
+    let golden_json: Value = serde_json::from_str(&golden).unwrap();
+    let expected = wire_bytes(typed_response(&method, &golden_json));
+    // `Value`'s equality, whatever the order of keys.
+    let same_values = serde_json::from_str::<Value>(&expected).unwrap() == golden_json;
     match reason(TYPED_FORM, name) {
-        None if actual == golden => {}
-        None => {
+        None if !same_values => {
             return Err(format!(
-                "{name}: tower-mcp output differs from the golden file\n--- expected\n{golden}--- actual\n{actual}"
+                "{name}: tower-mcp's types change the golden values\n--- golden\n{golden}--- in tower-mcp's form\n{expected}"
             ));
         }
-        Some(_) if actual == golden => {
+        Some(_) if same_values => {
             return Err(format!(
-                "{name}: now matches the golden bytes exactly; remove it from TYPED_FORM"
+                "{name}: tower-mcp's types now carry the golden values; remove it from TYPED_FORM"
             ));
         }
-        Some(why) => {
-            let golden_json: Value = serde_json::from_str(&golden).unwrap();
-            let expected = wire_bytes(typed_response(&method, &golden_json));
-            if actual != expected {
-                return Err(format!(
-                    "{name} ({why}): output differs from the golden response in tower-mcp's form\n\
-                     --- expected\n{expected}--- actual\n{actual}"
-                ));
-            }
+        _ if actual != expected => {
+            let why = reason(TYPED_FORM, name).map_or("", |why| why);
+            return Err(format!(
+                "{name}: tower-mcp output differs from the golden response in tower-mcp's form {why}\n\
+                 --- expected\n{expected}--- actual\n{actual}"
+            ));
         }
+        _ => {}
     }
     if case.untouched {
         let Inner::Respond(inner) = only_inner(case) else {

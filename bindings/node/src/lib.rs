@@ -10,14 +10,9 @@ mod command_order;
 
 use std::time::Duration;
 
-use mcp_tool_errors::ToolErrorLayer;
+use mcp_tool_errors::{JsonRpcId, TIMEOUT_CANCELLATION_REASON, ToolErrorLayer};
 use napi_derive::napi;
 use serde_json::{Value, json};
-
-/// Why a call is cancelled in the server at its timeout: the reason the
-/// command gives (its `stdio/child.rs` and `http/cancel.rs`), which a tool
-/// reads as its `AbortSignal`'s `reason`.
-const TIMED_OUT_REASON: &str = "The client's tool timeout expired.";
 
 /// JSON-RPC's code of an invalid request.
 const INVALID_REQUEST: i64 = -32600;
@@ -105,12 +100,14 @@ impl Layer {
             .layer
             .tool_timeout_of(&tool)
             .ok_or_else(|| napi::Error::from_reason(format!("the tool `{tool}` has no timeout")))?;
+        // Keys in the order a sorted map writes them, as the library makes its
+        // own objects: the command's bytes, under either map.
         let answer = json!({
-            "jsonrpc": "2.0",
             "id": id,
+            "jsonrpc": "2.0",
             "result": self.layer.timed_out_result(&tool, timeout),
         });
-        Ok(command_order::written_anew(answer).to_string())
+        Ok(answer.to_string())
     }
 }
 
@@ -121,25 +118,27 @@ pub fn cancellation(id: String) -> napi::Result<String> {
     Ok(json!({
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
-        "params": {"requestId": json_id(&id)?, "reason": TIMED_OUT_REASON},
+        "params": {"requestId": json_id(&id)?, "reason": TIMEOUT_CANCELLATION_REASON},
     })
     .to_string())
 }
 
 /// The answer (JSON text) refusing a request whose id `id` (JSON text) is in
-/// use, a request before it with that id not answered yet: the command's
-/// refusal (its `jsonrpc/id_in_use.rs`), code `-32600`, since the server's
-/// answers to the two would carry one id and the layer could not tell which
-/// answers which.
+/// use, a request before it with that id not answered yet: code `-32600`
+/// and the library's [`JsonRpcId::in_use_message`], as the command refuses
+/// it, since the server's answers to the two would carry one id and the layer
+/// could not tell which answers which.
 #[napi]
 pub fn id_in_use(id: String) -> napi::Result<String> {
     let id = json_id(&id)?;
+    let message = JsonRpcId::new(&id).in_use_message();
+    // Keys sorted, as in `timed_out_answer`.
     let answer = json!({
-        "jsonrpc": "2.0",
+        "error": {"code": INVALID_REQUEST, "message": message},
         "id": id,
-        "error": {"code": INVALID_REQUEST, "message": format!("Invalid request: id {id} is already in use.")},
+        "jsonrpc": "2.0",
     });
-    Ok(command_order::written_anew(answer).to_string())
+    Ok(answer.to_string())
 }
 
 /// Whether the library reads `json` (JSON text): not when it holds a lone

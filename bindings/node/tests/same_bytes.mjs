@@ -37,8 +37,8 @@ const CLIENT_TIMEOUT_MS = { bare: 1000, wrapped: 10_000, command: 10_000 };
 const BOUND_MS = 60_000;
 
 // The calls, in order, and which of them fail (the cases the layer answers).
-const CALLS = ['fail', 'leak', 'imitate', 'other', 'long', 'bare', 'echo', 'chatty', 'hang', 'status'];
-const FAILING = new Set(['fail', 'leak', 'imitate', 'other', 'long', 'bare', 'hang']);
+const CALLS = ['fail', 'leak', 'imitate', 'other', 'long', 'bare', 'picture', 'echo', 'chatty', 'hang', 'status'];
+const FAILING = new Set(['fail', 'leak', 'imitate', 'other', 'long', 'bare', 'picture', 'hang']);
 const CASES = {
   fail: 'an isError result',
   leak: 'a thrown error with a secret',
@@ -46,6 +46,7 @@ const CASES = {
   other: 'an element naming another tool',
   long: 'a text past maxErrorBytes',
   bare: 'an isError result with no text',
+  picture: 'an isError image with no text',
   echo: 'a success',
   chatty: 'a success after a log and a ping',
   hang: 'a hang',
