@@ -116,7 +116,7 @@ impl Cancel {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
-                "params": {"requestId": id, "reason": "The client's tool timeout expired."},
+                "params": {"requestId": id, "reason": mcp_tool_errors::TIMEOUT_CANCELLATION_REASON},
             });
             let mut request = Request::post(self.proxy.endpoint())
                 .header(header::CONTENT_TYPE, "application/json")

@@ -108,7 +108,7 @@ pub(crate) fn refusal(requests: &[(Value, bool)], batch: bool, reused: &[bool]) 
         .unwrap_or(&Value::Null);
     let mut answers = requests.iter().zip(reused).map(|((id, _), reused)| {
         let message = if *reused {
-            format!("Invalid request: id {id} is already in use.")
+            JsonRpcId::new(id).in_use_message()
         } else {
             format!("Invalid request: the batch holds id {first_reused}, which is already in use.")
         };

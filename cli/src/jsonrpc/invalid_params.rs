@@ -127,10 +127,11 @@ where
                 let is_listed = lock(listed).contains(tool.as_str());
                 if is_listed && let Some(text) = invalid_params_text(&answer.value) {
                     let queued = answer.queued.take();
+                    // Keys in sorted order, as `own_answer` writes them.
                     answer = Answer::made(json!({
-                        "jsonrpc": "2.0",
                         "id": answer.value["id"],
-                        "result": {"content": [{"type": "text", "text": text}], "isError": true},
+                        "jsonrpc": "2.0",
+                        "result": {"content": [{"text": text, "type": "text"}], "isError": true},
                     }));
                     answer.queued = queued;
                 }

@@ -13,9 +13,14 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The JSON-RPC error code of an internal error.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
+// The keys of every object made here are written in sorted order, as the
+// library writes the objects it makes: the same bytes whether serde_json's
+// map sorts them or keeps them as written (`preserve_order`, which another
+// crate of a build may turn on).
+
 /// A JSON-RPC error response to the request `id`.
 pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    json!({"error": {"code": code, "message": message}, "id": id, "jsonrpc": "2.0"})
 }
 
 /// The answer to a request the server will not answer, for `reason`, saying
@@ -30,9 +35,9 @@ pub(crate) fn unanswered(
 ) -> Value {
     let mut answer = if is_tool_call {
         json!({
-            "jsonrpc": "2.0",
             "id": id,
-            "result": {"content": [{"type": "text", "text": sentence}], "isError": true},
+            "jsonrpc": "2.0",
+            "result": {"content": [{"text": sentence, "type": "text"}], "isError": true},
         })
     } else {
         error(id, INTERNAL_ERROR, sentence)

@@ -100,7 +100,7 @@ impl Child {
             let notification = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
-                "params": {"requestId": id, "reason": "The client's tool timeout expired."},
+                "params": {"requestId": id, "reason": mcp_tool_errors::TIMEOUT_CANCELLATION_REASON},
             });
             let mut line = serde_json::to_vec(&notification).expect("a JSON value serializes");
             line.push(b'\n');
