@@ -101,6 +101,52 @@ class Crash(unittest.TestCase):
         self.assertNotIn(PASSWORD, logged)
         self.assertIn("[REDACTED]", logged)
 
+    def test_an_exception_whose_text_raises_is_answered(self):
+        class Unprintable(Exception):
+            def __str__(self):
+                raise ValueError(SECRET_TEXT)
+
+        async def crash_unprintable(ctx):
+            raise Unprintable
+
+        for options in [{}, {"expose_panic_messages": True}, {"tool_timeout": 5}]:
+            with self.subTest(**options):
+                middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+                with self.assertLogs("mcp_tool_errors", logging.ERROR):
+                    result = asyncio.run(middleware(context("orders"), crash_unprintable))
+                self.assertTrue(text_of(result).startswith("<error tool=\"orders\">\nThe tool failed"), result)
+                self.assertNotIn(PASSWORD, text_of(result))
+
+    def test_a_tool_that_raises_cancelled_is_answered_as_a_crash(self):
+        async def cancelled_itself(ctx):
+            raise asyncio.CancelledError
+
+        for options in [{}, {"tool_timeout": 5}]:
+            with self.subTest(**options):
+                middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+                with self.assertLogs("mcp_tool_errors", logging.ERROR):
+                    result = asyncio.run(middleware(context("orders"), cancelled_itself))
+                self.assertIn("The details are in the server log.", text_of(result))
+
+    def test_a_cancelled_call_stays_cancelled(self):
+        async def run(options):
+            started = asyncio.Event()
+
+            async def hang(ctx):
+                started.set()
+                await asyncio.sleep(60)
+
+            middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+            call = asyncio.ensure_future(middleware(context("orders"), hang))
+            await started.wait()
+            call.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await call
+
+        for options in [{}, {"tool_timeout": 30}]:
+            with self.subTest(**options):
+                asyncio.run(asyncio.wait_for(run(options), 5))
+
     def test_a_protocol_error_and_other_methods_pass(self):
         from mcp.shared.exceptions import MCPError
 
@@ -140,7 +186,37 @@ class FastMCP(unittest.TestCase):
         def orders() -> str:
             raise RuntimeError(SECRET_TEXT)
 
+        @server.tool
+        def refund() -> str:
+            from fastmcp.exceptions import ToolError
+
+            try:
+                raise OSError(SECRET_TEXT)
+            except OSError as error:
+                raise ToolError("refunds are closed") from error
+
+        @server.tool
+        async def stock() -> str:
+            raise asyncio.CancelledError
+
         return server
+
+    def test_a_tool_error_the_tool_raised_from_another_is_its_answer(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        for options in [{}, {"expose_panic_messages": True}]:
+            with self.subTest(**options):
+                adapter = mcp_tool_errors.fastmcp.ToolErrorsMiddleware(**options)
+                result = self.call(self.server(ErrorHandlingMiddleware(), adapter), "refund")
+                self.assertEqual(text_of(result), '<error tool="refund">\nrefunds are closed\n</error>')
+
+    def test_a_tool_that_raises_cancelled_is_answered_as_a_crash(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(ErrorHandlingMiddleware(), mcp_tool_errors.fastmcp.ToolErrorsMiddleware())
+        with self.assertLogs("mcp_tool_errors", logging.ERROR):
+            result = asyncio.run(asyncio.wait_for(asyncio.to_thread(self.call, server, "stock"), 10))
+        self.assertIn("The details are in the server log.", text_of(result))
 
     def test_outside_error_handling_it_warns(self):
         from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
