@@ -79,9 +79,7 @@ class ToolErrorsGuardrail(CustomGuardrail):
         rewrapped = self.layer.rewrap_result(tool, result)
         if rewrapped is None:
             return None
-        response_obj.mcp_tool_call_response = [
-            _content_like(items, index, item) for index, item in enumerate(rewrapped["content"])
-        ]
+        response_obj.mcp_tool_call_response = [_content_like(items, item) for item in rewrapped["content"]]
         return response_obj
 
 
@@ -96,11 +94,13 @@ def _tool_name(kwargs: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _content_like(items: list[Any], index: int, wire: dict[str, Any]) -> Any:
-    """``wire`` as the content type the proxy handed the hook at ``index``
-    (a text the layer added is a text content)."""
-    if index < len(items) and getattr(items[index], "type", None) == wire.get("type"):
-        return type(items[index]).model_validate(wire)
+def _content_like(items: list[Any], wire: dict[str, Any]) -> Any:
+    """``wire`` as the content type the proxy handed the hook for its kind
+    (``text``, ``image``, ...): the layer may add a text, so a position says
+    nothing of the kind."""
+    for item in items:
+        if getattr(item, "type", None) == wire.get("type"):
+            return type(item).model_validate(wire)
     from mcp_types import TextContent
 
     return TextContent.model_validate(wire)
