@@ -64,6 +64,16 @@ class Options(unittest.TestCase):
             with self.subTest(adapter=adapter.__name__), self.assertRaisesRegex(ValueError, "unknown option `timeout`"):
                 adapter(timeout=5)
 
+    def test_an_error_json_can_carry_is_rewrapped(self):
+        layer = ToolErrorLayer(redact_secrets=True)
+        for extra in [{"structuredContent": {"rows": 2**70}}, {"_meta": {"path": "/data/\udcff"}}]:
+            with self.subTest(extra=extra):
+                result = {"content": [{"type": "text", "text": SECRET_TEXT + " in /data/\udcff"}], "isError": True}
+                rewrapped = layer.rewrap_result("orders\udcff", {**result, **extra})
+                self.assertIsNotNone(rewrapped)
+                self.assertTrue(text_of(rewrapped).startswith('<error tool="orders\ufffd'), rewrapped)
+                self.assertNotIn(PASSWORD, text_of(rewrapped))
+
     def test_a_tool_has_its_own_timeout_else_every_tools(self):
         layer = ToolErrorLayer(tool_timeout=30, tool_timeouts={"deploy": 0.5})
         self.assertEqual(layer.tool_timeout_of("deploy"), 0.5)
@@ -116,6 +126,17 @@ class Crash(unittest.TestCase):
                     result = asyncio.run(middleware(context("orders"), crash_unprintable))
                 self.assertTrue(text_of(result).startswith("<error tool=\"orders\">\nThe tool failed"), result)
                 self.assertNotIn(PASSWORD, text_of(result))
+
+    def test_an_exception_with_a_lone_surrogate_is_answered(self):
+        async def crash_on_a_file(ctx):
+            raise FileNotFoundError(SECRET_TEXT + " in /data/\udcff")
+
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(redact_secrets=True, expose_panic_messages=True)
+        with self.assertLogs("mcp_tool_errors", logging.ERROR) as logs:
+            result = asyncio.run(middleware(context("orders"), crash_on_a_file))
+        self.assertIn("The tool failed with an internal error: could not reach", text_of(result))
+        self.assertIn("/data/\ufffd", text_of(result))
+        self.assertNotIn(PASSWORD, text_of(result) + "\n".join(logs.output))
 
     def test_a_tool_that_raises_cancelled_is_answered_as_a_crash(self):
         async def cancelled_itself(ctx):
