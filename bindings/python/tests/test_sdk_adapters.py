@@ -7,6 +7,7 @@ Run against the installed wheel, in an environment with `mcp` and `fastmcp`:
 
 import asyncio
 import logging
+import threading
 import unittest
 from types import SimpleNamespace
 
@@ -185,6 +186,57 @@ async def crash_free(ctx):
     return None
 
 
+class Answers(unittest.TestCase):
+    """The SDK's middleware without a transport: each way a call ends (the
+    hosts test compares the bytes with the command's)."""
+
+    def test_a_tool_error_is_rewrapped_and_a_success_passes(self):
+        async def fail(ctx):
+            return {"content": [{"type": "text", "text": "no such file"}], "isError": True}
+
+        async def succeed(ctx):
+            return {"content": [{"type": "text", "text": "<error>"}]}
+
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware()
+        self.assertEqual(
+            text_of(asyncio.run(middleware(context("orders"), fail))), '<error tool="orders">\nno such file\n</error>'
+        )
+        self.assertEqual(text_of(asyncio.run(middleware(context("orders"), succeed))), "<error>")
+
+    def test_a_hang_is_answered_at_its_timeout_and_cancelled(self):
+        import anyio.to_thread
+
+        cancelled = []
+        release = threading.Event()
+
+        async def hang(ctx):
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.append("async")
+                raise
+
+        async def block(ctx):
+            return await anyio.to_thread.run_sync(lambda: release.wait(60))
+
+        async def run(handler):
+            release.clear()
+            middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(tool_timeouts={"orders": 0.2})
+            with self.assertLogs("mcp_tool_errors", logging.WARNING):
+                result = await asyncio.wait_for(middleware(context("orders"), handler), 10)
+            release.set()
+            await asyncio.sleep(0)
+            return result
+
+        for handler in [hang, block]:
+            with self.subTest(handler=handler.__name__):
+                self.assertEqual(
+                    text_of(asyncio.run(run(handler))),
+                    '<error tool="orders">\nThe tool did not finish within 0.2 s and was cancelled.\n</error>',
+                )
+        self.assertEqual(cancelled, ["async"])
+
+
 class FastMCP(unittest.TestCase):
     def call(self, server, tool):
         from fastmcp import Client
@@ -220,6 +272,12 @@ class FastMCP(unittest.TestCase):
         async def stock() -> str:
             raise asyncio.CancelledError
 
+        @server.tool
+        def missing():
+            from fastmcp.tools import ToolResult
+
+            return ToolResult(content="no such order", is_error=True)
+
         return server
 
     def test_a_tool_error_the_tool_raised_from_another_is_its_answer(self):
@@ -238,6 +296,14 @@ class FastMCP(unittest.TestCase):
         with self.assertLogs("mcp_tool_errors", logging.ERROR):
             result = asyncio.run(asyncio.wait_for(asyncio.to_thread(self.call, server, "stock"), 10))
         self.assertIn("The details are in the server log.", text_of(result))
+
+    def test_an_is_error_result_is_rewrapped(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(ErrorHandlingMiddleware(), mcp_tool_errors.fastmcp.ToolErrorsMiddleware())
+        result = self.call(server, "missing")
+        self.assertEqual(text_of(result), '<error tool="missing">\nno such order\n</error>')
+        self.assertTrue(result["isError"])
 
     def test_outside_error_handling_it_warns(self):
         from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
