@@ -14,8 +14,8 @@ from litellm.types.mcp import MCPPostCallResponseObject
 from mcp_tool_errors.litellm import ToolErrorsGuardrail
 
 
-def guardrail(**options):
-    return ToolErrorsGuardrail(guardrail_name="tool-errors", event_hook="post_mcp_call", default_on=True, **options)
+def guardrail(event_hook="post_mcp_call", default_on=True, **options):
+    return ToolErrorsGuardrail(guardrail_name="tool-errors", event_hook=event_hook, default_on=default_on, **options)
 
 
 def hook(guardrail, text, is_error=True, content=None):
@@ -57,6 +57,11 @@ class Hook(unittest.TestCase):
         )
         self.assertTrue(answer.mcp_tool_call_response[0].text.startswith('<error tool="hosts-fail">\n'))
         self.assertEqual(answer.mcp_tool_call_response[1], image)
+
+    def test_it_runs_only_where_configured(self):
+        for options in [{"default_on": False}, {"event_hook": "pre_call"}]:
+            with self.subTest(**options):
+                self.assertIsNone(hook(guardrail(**options), "no such file"))
 
     def test_a_success_is_left_to_the_proxy(self):
         self.assertIsNone(hook(guardrail(), "<error>", is_error=False))

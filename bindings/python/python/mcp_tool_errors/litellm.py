@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from litellm.integrations.custom_guardrail import CustomGuardrail
+from litellm.types.guardrails import GuardrailEventHooks
 
 from mcp_tool_errors._core import ToolErrorLayer
 
@@ -64,7 +65,12 @@ class ToolErrorsGuardrail(CustomGuardrail):
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> Any:
         """``response_obj`` with its texts rewrapped when the upstream's result
-        is a tool error; ``None`` (the result as it is) otherwise."""
+        is a tool error; ``None`` (the result as it is) otherwise, or when
+        the guardrail is not to run for this call (the proxy calls the hook of
+        every guardrail: its mode, ``default_on`` and a request's opt-out are
+        the guardrail's to check)."""
+        if not self.should_run_guardrail(data=kwargs, event_type=GuardrailEventHooks.post_mcp_call):
+            return None
         original = kwargs.get("original_response")
         if not getattr(original, "is_error", False):
             return None
