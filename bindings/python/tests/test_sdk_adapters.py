@@ -40,6 +40,14 @@ class Options(unittest.TestCase):
                 )
                 adapter()
 
+    def test_any_mapping_is_read(self):
+        from types import MappingProxyType
+
+        layer = ToolErrorLayer(tool_timeouts=MappingProxyType({"deploy": 0.5}))
+        self.assertEqual(layer.tool_timeout_of("deploy"), 0.5)
+        config = MappingProxyType({"tool_timeout": 30})
+        self.assertEqual(ToolErrorLayer.from_config(config, ["tool_timeout"], "host", "key").tool_timeout_of("x"), 30)
+
     def test_a_value_an_option_does_not_take_is_refused_by_key(self):
         for key, value in [
             ("tool_timeout", 0),
@@ -47,6 +55,8 @@ class Options(unittest.TestCase):
             ("tool_timeout", True),
             ("tool_timeout", "30"),
             ("tool_timeout", float("inf")),
+            ("tool_timeout", float("nan")),
+            ("tool_timeout", 10**400),
             ("tool_timeouts", {"deploy": 0}),
             ("tool_timeouts", {1: 5}),
             ("tool_timeouts", [("deploy", 5)]),
