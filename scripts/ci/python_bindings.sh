@@ -56,8 +56,7 @@ if [[ ${1:-} == --install-only ]]; then
   exit 0
 fi
 
-cargo fmt --manifest-path bindings/python/Cargo.toml --check
-cargo clippy --quiet --manifest-path bindings/python/Cargo.toml -- -D warnings
+lint_binding
 
 ensure_hosts
 sdk=$repo/$SDK_VENV/bin/python

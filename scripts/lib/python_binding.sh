@@ -52,6 +52,20 @@ build_binding_wheel() {
   [[ -f $binding_wheel ]] || die "expected one abi3 wheel in $wheels"
 }
 
+# lint_binding: the binding crate's fmt and clippy (a workspace of its own,
+# which the root's steps do not see), with the interpreter settings maturin
+# gives pyo3's build script (PYO3_ENVIRONMENT_SIGNATURE is maturin's
+# `IMPLEMENTATION-MAJOR.MINOR-BITSbit`): under other settings, each of clippy
+# and the wheel's build makes the other recompile pyo3 and its build script.
+lint_binding() {
+  local python signature
+  python=$(modern_python)
+  signature=$("$python" -c 'import platform, struct, sys; print("%s-%d.%d-%dbit" % (platform.python_implementation().lower(), *sys.version_info[:2], struct.calcsize("P") * 8))')
+  cargo fmt --manifest-path bindings/python/Cargo.toml --check
+  CARGO_TARGET_DIR=$target PYO3_ENVIRONMENT_SIGNATURE=$signature PYO3_PYTHON=$python PYTHON_SYS_EXECUTABLE=$python \
+    cargo clippy --quiet --manifest-path bindings/python/Cargo.toml -- -D warnings
+}
+
 # install_binding PYTHON: the wheel built above into PYTHON's environment,
 # offline (the binding has no dependencies).
 install_binding() {

@@ -10,9 +10,11 @@ use serde_json::{Map, Number, Value};
 const MAX_DEPTH: usize = 128;
 
 /// `object` as JSON; `None` when it holds anything JSON has no value for (a
-/// URL object, bytes, a number JSON cannot carry, a key that is not a string)
+/// URL object, bytes, a float that is not finite, a key that is not a string)
 /// or nests deeper than [`MAX_DEPTH`]: such a result is not one the layer
-/// reads.
+/// reads. An integer beyond 64 bits is a float, as serde_json reads it from
+/// text; a string with a lone surrogate (a file name decoded with
+/// `surrogateescape`) has U+FFFD in its place, as UTF-8 cannot carry it.
 pub(crate) fn to_json(object: &Bound<'_, PyAny>) -> Option<Value> {
     to_json_at(object, 0)
 }
@@ -25,16 +27,23 @@ fn to_json_at(object: &Bound<'_, PyAny>, depth: usize) -> Option<Value> {
         return Some(Value::Null);
     }
     if let Ok(text) = object.cast::<PyString>() {
-        return Some(Value::String(text.to_str().ok()?.to_owned()));
+        return Some(Value::String(text.to_string_lossy().into_owned()));
     }
     if let Ok(flag) = object.cast::<PyBool>() {
         return Some(Value::Bool(flag.is_true()));
     }
     if let Ok(number) = object.cast::<PyInt>() {
-        return match number.extract::<i64>() {
-            Ok(number) => Some(Value::from(number)),
-            Err(_) => number.extract::<u64>().ok().map(Value::from),
-        };
+        if let Ok(number) = number.extract::<i64>() {
+            return Some(Value::from(number));
+        }
+        if let Ok(number) = number.extract::<u64>() {
+            return Some(Value::from(number));
+        }
+        return number
+            .extract::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number);
     }
     if let Ok(number) = object.cast::<PyFloat>() {
         return Number::from_f64(number.value()).map(Value::Number);
@@ -42,7 +51,7 @@ fn to_json_at(object: &Bound<'_, PyAny>, depth: usize) -> Option<Value> {
     if let Ok(map) = object.cast::<PyDict>() {
         let mut json = Map::with_capacity(map.len());
         for (key, value) in map.iter() {
-            let key = key.cast::<PyString>().ok()?.to_str().ok()?.to_owned();
+            let key = key.cast::<PyString>().ok()?.to_string_lossy().into_owned();
             json.insert(key, to_json_at(&value, depth + 1)?);
         }
         return Some(Value::Object(json));

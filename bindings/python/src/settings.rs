@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_tool_errors::ToolErrorLayer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyMapping, PyString};
 
 /// Every option the binding reads, each the layer's builder method of the same
 /// name (`tool_timeouts` is `tool_timeout_for`, once per tool).
@@ -44,9 +44,13 @@ impl Reader<'_> {
             return Ok(layer);
         }
         let options = options
-            .cast::<PyDict>()
+            .cast::<PyMapping>()
+            .ok()
+            .and_then(|options| options.items().ok())
+            .ok_or(())
             .map_err(|_| self.invalid(self.noun, "s must be a mapping"))?;
-        for (key, value) in options.iter() {
+        for pair in options.iter() {
+            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract()?;
             let key: String = key
                 .extract()
                 .map_err(|_| self.invalid(self.noun, " is not a string"))?;
@@ -118,9 +122,13 @@ impl Reader<'_> {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<ToolErrorLayer> {
         let by_tool = value
-            .cast::<PyDict>()
+            .cast::<PyMapping>()
+            .ok()
+            .and_then(|by_tool| by_tool.items().ok())
+            .ok_or(())
             .map_err(|_| self.invalid_key(key, "must be a mapping of tool names to seconds"))?;
-        for (tool, seconds) in by_tool.iter() {
+        for pair in by_tool.iter() {
+            let (tool, seconds): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract()?;
             let tool = tool
                 .cast::<PyString>()
                 .map_err(|_| self.invalid_key(key, "has a tool name that is not a string"))?

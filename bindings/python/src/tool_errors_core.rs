@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_tool_errors::ToolErrorLayer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 
 use crate::python_json::{to_json, to_python};
 use crate::settings::{OPTIONS, Reader};
@@ -16,6 +16,10 @@ use crate::settings::{OPTIONS, Reader};
 /// configuration mapping), answering for one `tools/call` at a time: its
 /// result rewrapped, its timeout, and the layer's own answers to a hang and
 /// to a crash. Every text comes from the library.
+///
+/// Texts from Python (a tool's name, an exception's message) are read with
+/// U+FFFD for a lone surrogate, which UTF-8 cannot carry (a file name decoded
+/// with `surrogateescape`), so that no text makes an answer fail.
 #[pyclass(frozen, name = "ToolErrorLayer", module = "mcp_tool_errors._core")]
 #[derive(Debug)]
 pub struct ToolErrorsCore {
@@ -76,14 +80,15 @@ impl ToolErrorsCore {
     fn rewrap_result<'py>(
         &self,
         py: Python<'py>,
-        tool: &str,
+        tool: &Bound<'py, PyString>,
         result: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let tool = tool.to_string_lossy();
         guarded(|| {
             let Some(mut json) = to_json(result) else {
                 return Ok(None);
             };
-            if !self.layer.rewrap_result(tool, &mut json) {
+            if !self.layer.rewrap_result(&tool, &mut json) {
                 return Ok(None);
             }
             to_python(py, &json).map(Some)
@@ -92,9 +97,9 @@ impl ToolErrorsCore {
 
     /// How long a call of `tool` may take, in seconds: its own timeout, else
     /// every tool's; `None` when it has none.
-    fn tool_timeout_of(&self, tool: &str) -> Option<f64> {
+    fn tool_timeout_of(&self, tool: &Bound<'_, PyString>) -> Option<f64> {
         self.layer
-            .tool_timeout_of(tool)
+            .tool_timeout_of(&tool.to_string_lossy())
             .map(|timeout| timeout.as_secs_f64())
     }
 
@@ -103,13 +108,14 @@ impl ToolErrorsCore {
     fn timed_out_result<'py>(
         &self,
         py: Python<'py>,
-        tool: &str,
+        tool: &Bound<'py, PyString>,
         timeout: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let tool = tool.to_string_lossy();
         let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
             PyValueError::new_err("timeout must be a number of seconds of 0 or more")
         })?;
-        guarded(|| to_python(py, &self.layer.timed_out_result(tool, timeout)))
+        guarded(|| to_python(py, &self.layer.timed_out_result(&tool, timeout)))
     }
 
     /// The result the layer answers a call of `tool` with when its handler
@@ -118,16 +124,19 @@ impl ToolErrorsCore {
     fn crashed_result<'py>(
         &self,
         py: Python<'py>,
-        tool: &str,
-        message: &str,
+        tool: &Bound<'py, PyString>,
+        message: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| to_python(py, &self.layer.crashed_result(tool, message)))
+        let (tool, message) = (tool.to_string_lossy(), message.to_string_lossy());
+        guarded(|| to_python(py, &self.layer.crashed_result(&tool, &message)))
     }
 
     /// What a log may show of a failure's `text`: redacted when
     /// `redact_secrets` is on, else `text` as it is.
-    fn scrub_log_text(&self, text: &str) -> String {
-        self.layer.scrub_log_text(text).into_owned()
+    fn scrub_log_text(&self, text: &Bound<'_, PyString>) -> String {
+        self.layer
+            .scrub_log_text(&text.to_string_lossy())
+            .into_owned()
     }
 }
 

@@ -14,12 +14,13 @@ from litellm.types.mcp import MCPPostCallResponseObject
 from mcp_tool_errors.litellm import ToolErrorsGuardrail
 
 
-def guardrail(**options):
-    return ToolErrorsGuardrail(guardrail_name="tool-errors", event_hook="post_mcp_call", default_on=True, **options)
+def guardrail(event_hook="post_mcp_call", default_on=True, **options):
+    return ToolErrorsGuardrail(guardrail_name="tool-errors", event_hook=event_hook, default_on=default_on, **options)
 
 
-def hook(guardrail, text, is_error=True):
-    content = [mcp_types.TextContent(type="text", text=text)]
+def hook(guardrail, text, is_error=True, content=None):
+    if content is None:
+        content = [mcp_types.TextContent(type="text", text=text)]
     kwargs = {
         "model": "MCP: hosts-fail",
         "original_response": mcp_types.CallToolResult(content=content, is_error=is_error),
@@ -47,6 +48,20 @@ class Hook(unittest.TestCase):
         text = answer.mcp_tool_call_response[0].text
         self.assertTrue(text.startswith('<error tool="hosts-fail">\n'), text)
         self.assertIn("[REDACTED]", text)
+
+    def test_an_error_without_text_gets_the_layers_text_before_its_image(self):
+        image = mcp_types.ImageContent(type="image", data="AAAA", mime_type="image/png")
+        answer = hook(guardrail(), None, content=[image])
+        self.assertEqual(
+            [item.type for item in answer.mcp_tool_call_response], ["text", "image"], answer.mcp_tool_call_response
+        )
+        self.assertTrue(answer.mcp_tool_call_response[0].text.startswith('<error tool="hosts-fail">\n'))
+        self.assertEqual(answer.mcp_tool_call_response[1], image)
+
+    def test_it_runs_only_where_configured(self):
+        for options in [{"default_on": False}, {"event_hook": "pre_call"}]:
+            with self.subTest(**options):
+                self.assertIsNone(hook(guardrail(**options), "no such file"))
 
     def test_a_success_is_left_to_the_proxy(self):
         self.assertIsNone(hook(guardrail(), "<error>", is_error=False))

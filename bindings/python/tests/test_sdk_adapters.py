@@ -7,6 +7,7 @@ Run against the installed wheel, in an environment with `mcp` and `fastmcp`:
 
 import asyncio
 import logging
+import threading
 import unittest
 from types import SimpleNamespace
 
@@ -39,6 +40,14 @@ class Options(unittest.TestCase):
                 )
                 adapter()
 
+    def test_any_mapping_is_read(self):
+        from types import MappingProxyType
+
+        layer = ToolErrorLayer(tool_timeouts=MappingProxyType({"deploy": 0.5}))
+        self.assertEqual(layer.tool_timeout_of("deploy"), 0.5)
+        config = MappingProxyType({"tool_timeout": 30})
+        self.assertEqual(ToolErrorLayer.from_config(config, ["tool_timeout"], "host", "key").tool_timeout_of("x"), 30)
+
     def test_a_value_an_option_does_not_take_is_refused_by_key(self):
         for key, value in [
             ("tool_timeout", 0),
@@ -46,6 +55,8 @@ class Options(unittest.TestCase):
             ("tool_timeout", True),
             ("tool_timeout", "30"),
             ("tool_timeout", float("inf")),
+            ("tool_timeout", float("nan")),
+            ("tool_timeout", 10**400),
             ("tool_timeouts", {"deploy": 0}),
             ("tool_timeouts", {1: 5}),
             ("tool_timeouts", [("deploy", 5)]),
@@ -63,6 +74,16 @@ class Options(unittest.TestCase):
         for adapter in ADAPTERS:
             with self.subTest(adapter=adapter.__name__), self.assertRaisesRegex(ValueError, "unknown option `timeout`"):
                 adapter(timeout=5)
+
+    def test_an_error_json_can_carry_is_rewrapped(self):
+        layer = ToolErrorLayer(redact_secrets=True)
+        for extra in [{"structuredContent": {"rows": 2**70}}, {"_meta": {"path": "/data/\udcff"}}]:
+            with self.subTest(extra=extra):
+                result = {"content": [{"type": "text", "text": SECRET_TEXT + " in /data/\udcff"}], "isError": True}
+                rewrapped = layer.rewrap_result("orders\udcff", {**result, **extra})
+                self.assertIsNotNone(rewrapped)
+                self.assertTrue(text_of(rewrapped).startswith('<error tool="orders\ufffd'), rewrapped)
+                self.assertNotIn(PASSWORD, text_of(rewrapped))
 
     def test_a_tool_has_its_own_timeout_else_every_tools(self):
         layer = ToolErrorLayer(tool_timeout=30, tool_timeouts={"deploy": 0.5})
@@ -101,6 +122,63 @@ class Crash(unittest.TestCase):
         self.assertNotIn(PASSWORD, logged)
         self.assertIn("[REDACTED]", logged)
 
+    def test_an_exception_whose_text_raises_is_answered(self):
+        class Unprintable(Exception):
+            def __str__(self):
+                raise ValueError(SECRET_TEXT)
+
+        async def crash_unprintable(ctx):
+            raise Unprintable
+
+        for options in [{}, {"expose_panic_messages": True}, {"tool_timeout": 5}]:
+            with self.subTest(**options):
+                middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+                with self.assertLogs("mcp_tool_errors", logging.ERROR):
+                    result = asyncio.run(middleware(context("orders"), crash_unprintable))
+                self.assertTrue(text_of(result).startswith("<error tool=\"orders\">\nThe tool failed"), result)
+                self.assertNotIn(PASSWORD, text_of(result))
+
+    def test_an_exception_with_a_lone_surrogate_is_answered(self):
+        async def crash_on_a_file(ctx):
+            raise FileNotFoundError(SECRET_TEXT + " in /data/\udcff")
+
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(redact_secrets=True, expose_panic_messages=True)
+        with self.assertLogs("mcp_tool_errors", logging.ERROR) as logs:
+            result = asyncio.run(middleware(context("orders"), crash_on_a_file))
+        self.assertIn("The tool failed with an internal error: could not reach", text_of(result))
+        self.assertIn("/data/\ufffd", text_of(result))
+        self.assertNotIn(PASSWORD, text_of(result) + "\n".join(logs.output))
+
+    def test_a_tool_that_raises_cancelled_is_answered_as_a_crash(self):
+        async def cancelled_itself(ctx):
+            raise asyncio.CancelledError
+
+        for options in [{}, {"tool_timeout": 5}]:
+            with self.subTest(**options):
+                middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+                with self.assertLogs("mcp_tool_errors", logging.ERROR):
+                    result = asyncio.run(middleware(context("orders"), cancelled_itself))
+                self.assertIn("The details are in the server log.", text_of(result))
+
+    def test_a_cancelled_call_stays_cancelled(self):
+        async def run(options):
+            started = asyncio.Event()
+
+            async def hang(ctx):
+                started.set()
+                await asyncio.sleep(60)
+
+            middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(**options)
+            call = asyncio.ensure_future(middleware(context("orders"), hang))
+            await started.wait()
+            call.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await call
+
+        for options in [{}, {"tool_timeout": 30}]:
+            with self.subTest(**options):
+                asyncio.run(asyncio.wait_for(run(options), 5))
+
     def test_a_protocol_error_and_other_methods_pass(self):
         from mcp.shared.exceptions import MCPError
 
@@ -116,6 +194,57 @@ class Crash(unittest.TestCase):
 
 async def crash_free(ctx):
     return None
+
+
+class Answers(unittest.TestCase):
+    """The SDK's middleware without a transport: each way a call ends (the
+    hosts test compares the bytes with the command's)."""
+
+    def test_a_tool_error_is_rewrapped_and_a_success_passes(self):
+        async def fail(ctx):
+            return {"content": [{"type": "text", "text": "no such file"}], "isError": True}
+
+        async def succeed(ctx):
+            return {"content": [{"type": "text", "text": "<error>"}]}
+
+        middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware()
+        self.assertEqual(
+            text_of(asyncio.run(middleware(context("orders"), fail))), '<error tool="orders">\nno such file\n</error>'
+        )
+        self.assertEqual(text_of(asyncio.run(middleware(context("orders"), succeed))), "<error>")
+
+    def test_a_hang_is_answered_at_its_timeout_and_cancelled(self):
+        import anyio.to_thread
+
+        cancelled = []
+        release = threading.Event()
+
+        async def hang(ctx):
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.append("async")
+                raise
+
+        async def block(ctx):
+            return await anyio.to_thread.run_sync(lambda: release.wait(60))
+
+        async def run(handler):
+            release.clear()
+            middleware = mcp_tool_errors.mcp.ToolErrorsMiddleware(tool_timeouts={"orders": 0.2})
+            with self.assertLogs("mcp_tool_errors", logging.WARNING):
+                result = await asyncio.wait_for(middleware(context("orders"), handler), 10)
+            release.set()
+            await asyncio.sleep(0)
+            return result
+
+        for handler in [hang, block]:
+            with self.subTest(handler=handler.__name__):
+                self.assertEqual(
+                    text_of(asyncio.run(run(handler))),
+                    '<error tool="orders">\nThe tool did not finish within 0.2 s and was cancelled.\n</error>',
+                )
+        self.assertEqual(cancelled, ["async"])
 
 
 class FastMCP(unittest.TestCase):
@@ -140,7 +269,51 @@ class FastMCP(unittest.TestCase):
         def orders() -> str:
             raise RuntimeError(SECRET_TEXT)
 
+        @server.tool
+        def refund() -> str:
+            from fastmcp.exceptions import ToolError
+
+            try:
+                raise OSError(SECRET_TEXT)
+            except OSError as error:
+                raise ToolError("refunds are closed") from error
+
+        @server.tool
+        async def stock() -> str:
+            raise asyncio.CancelledError
+
+        @server.tool
+        def missing():
+            from fastmcp.tools import ToolResult
+
+            return ToolResult(content="no such order", is_error=True)
+
         return server
+
+    def test_a_tool_error_the_tool_raised_from_another_is_its_answer(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        for options in [{}, {"expose_panic_messages": True}]:
+            with self.subTest(**options):
+                adapter = mcp_tool_errors.fastmcp.ToolErrorsMiddleware(**options)
+                result = self.call(self.server(ErrorHandlingMiddleware(), adapter), "refund")
+                self.assertEqual(text_of(result), '<error tool="refund">\nrefunds are closed\n</error>')
+
+    def test_a_tool_that_raises_cancelled_is_answered_as_a_crash(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(ErrorHandlingMiddleware(), mcp_tool_errors.fastmcp.ToolErrorsMiddleware())
+        with self.assertLogs("mcp_tool_errors", logging.ERROR):
+            result = asyncio.run(asyncio.wait_for(asyncio.to_thread(self.call, server, "stock"), 10))
+        self.assertIn("The details are in the server log.", text_of(result))
+
+    def test_an_is_error_result_is_rewrapped(self):
+        from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
+
+        server = self.server(ErrorHandlingMiddleware(), mcp_tool_errors.fastmcp.ToolErrorsMiddleware())
+        result = self.call(server, "missing")
+        self.assertEqual(text_of(result), '<error tool="missing">\nno such order\n</error>')
+        self.assertTrue(result["isError"])
 
     def test_outside_error_handling_it_warns(self):
         from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware

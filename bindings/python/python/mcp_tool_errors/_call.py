@@ -31,7 +31,12 @@ async def within_timeout(
     result dropped."""
     timeout = layer.tool_timeout_of(tool)
     if timeout is None:
-        return await call(), None
+        try:
+            return await call(), None
+        except asyncio.CancelledError as cancelled:
+            if _on_asyncio() and not _cancelled_from_outside():
+                raise CancelledItself from cancelled
+            raise
     if _on_asyncio():
         finished, result = await _within_on_asyncio(call, timeout)
     else:
@@ -56,6 +61,8 @@ async def _within_on_asyncio(call: Callable[[], Awaitable[Result]], timeout: flo
         _abandon(task)
         raise
     if done:
+        if task.cancelled() and not _cancelled_from_outside():
+            raise CancelledItself
         return True, task.result()
     _abandon(task)
     return False, None
@@ -66,6 +73,33 @@ def _abandon(task: asyncio.Future[Any]) -> None:
     it ends, so that asyncio does not report it)."""
     task.cancel()
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+class CancelledItself(Exception):
+    """A call whose task raised ``CancelledError`` though nobody cancelled it:
+    the tool ended without answering, a crash (raised on, the host would
+    answer nothing, or close the session)."""
+
+    def __init__(self) -> None:
+        super().__init__("the tool's task was cancelled, though nothing cancelled the call")
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the current task has a cancellation pending (the client's
+    cancellation, the host's shutdown); on Python 3.10, which cannot tell,
+    always."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+def text_of(failure: BaseException) -> str:
+    """``failure``'s text, else its type's name (when it has none, or its
+    ``__str__`` raises)."""
+    try:
+        return str(failure) or type(failure).__name__
+    except Exception:  # noqa: BLE001 - an exception's text is the exception's own code
+        return type(failure).__name__
 
 
 def _on_asyncio() -> bool:
@@ -87,5 +121,5 @@ def crashed(layer: ToolErrorLayer, tool: str, failure: BaseException, message: s
         layer.scrub_log_text("".join(traceback.format_exception(failure)).rstrip()),
     )
     if message is None:
-        message = str(failure) or type(failure).__name__
+        message = text_of(failure)
     return layer.crashed_result(tool, message)

@@ -1,17 +1,20 @@
-from typing import Any, Mapping
+from typing import Any, Mapping, final
 
+__all__ = ["ToolErrorLayer"]
+
+@final
 class ToolErrorLayer:
     """The layer, configured; answers for one ``tools/call`` at a time."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         tool_timeout: float | None = None,
         tool_timeouts: Mapping[str, float] | None = None,
         redact_secrets: bool | None = None,
         max_error_bytes: int | None = None,
         expose_panic_messages: bool | None = None,
-    ) -> None: ...
+    ) -> ToolErrorLayer: ...
     @staticmethod
     def from_config(config: Mapping[str, Any] | None, keys: list[str], owner: str, noun: str) -> ToolErrorLayer: ...
     def rewrap_result(self, tool: str, result: Any) -> dict[str, Any] | None: ...

@@ -21,7 +21,7 @@ from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware
 from fastmcp.tools import ToolResult
 from mcp.shared.exceptions import MCPError
 
-from mcp_tool_errors._call import crashed, within_timeout
+from mcp_tool_errors._call import crashed, text_of, within_timeout
 from mcp_tool_errors._core import ToolErrorLayer
 
 __all__ = ["ToolErrorsMiddleware"]
@@ -89,8 +89,8 @@ class ToolErrorsMiddleware(Middleware):
         exception's, or FastMCP's own text when the server masks details."""
         server = context.fastmcp_context.fastmcp if context.fastmcp_context is not None else None
         if server is not None and getattr(server, "_mask_error_details", False):
-            return str(failure)
-        return str(failure.__cause__) or type(failure.__cause__).__name__
+            return text_of(failure)
+        return text_of(failure.__cause__)
 
     def _check_placement(self, context: MiddlewareContext[Any]) -> None:
         if self._placement_checked:
@@ -110,13 +110,27 @@ class ToolErrorsMiddleware(Middleware):
 
 def _is_crash(failure: BaseException) -> bool:
     """Whether FastMCP raised ``failure`` for an exception of the tool that
-    is not FastMCP's own (a ``ToolError`` caused by it)."""
+    is not FastMCP's own (a ``ToolError`` caused by it, raised in FastMCP's
+    code: a tool's own ``raise ToolError(...) from error`` is its answer)."""
     cause = failure.__cause__
     return (
         type(failure) is ToolError
         and isinstance(cause, Exception)
         and not isinstance(cause, (FastMCPError, NotFoundError, DisabledError, MCPError))
+        and _raised_in_fastmcp(failure)
     )
+
+
+def _raised_in_fastmcp(failure: BaseException) -> bool:
+    """Whether the innermost frame of ``failure``'s traceback, where it was
+    raised, is FastMCP's code."""
+    frames = failure.__traceback__
+    if frames is None:
+        return False
+    while frames.tb_next is not None:
+        frames = frames.tb_next
+    module = frames.tb_frame.f_globals.get("__name__", "")
+    return isinstance(module, str) and module.split(".")[0] == "fastmcp"
 
 
 def _error_result(text: str) -> mcp_types.CallToolResult:

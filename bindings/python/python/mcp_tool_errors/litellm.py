@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from litellm.integrations.custom_guardrail import CustomGuardrail
+from litellm.types.guardrails import GuardrailEventHooks
 
 from mcp_tool_errors._core import ToolErrorLayer
 
@@ -64,7 +65,12 @@ class ToolErrorsGuardrail(CustomGuardrail):
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> Any:
         """``response_obj`` with its texts rewrapped when the upstream's result
-        is a tool error; ``None`` (the result as it is) otherwise."""
+        is a tool error; ``None`` (the result as it is) otherwise, or when
+        the guardrail is not to run for this call (the proxy calls the hook of
+        every guardrail: its mode, ``default_on`` and a request's opt-out are
+        the guardrail's to check)."""
+        if not self.should_run_guardrail(data=kwargs, event_type=GuardrailEventHooks.post_mcp_call):
+            return None
         original = kwargs.get("original_response")
         if not getattr(original, "is_error", False):
             return None
@@ -79,9 +85,7 @@ class ToolErrorsGuardrail(CustomGuardrail):
         rewrapped = self.layer.rewrap_result(tool, result)
         if rewrapped is None:
             return None
-        response_obj.mcp_tool_call_response = [
-            _content_like(items, index, item) for index, item in enumerate(rewrapped["content"])
-        ]
+        response_obj.mcp_tool_call_response = [_content_like(items, item) for item in rewrapped["content"]]
         return response_obj
 
 
@@ -96,11 +100,13 @@ def _tool_name(kwargs: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _content_like(items: list[Any], index: int, wire: dict[str, Any]) -> Any:
-    """``wire`` as the content type the proxy handed the hook at ``index``
-    (a text the layer added is a text content)."""
-    if index < len(items) and getattr(items[index], "type", None) == wire.get("type"):
-        return type(items[index]).model_validate(wire)
+def _content_like(items: list[Any], wire: dict[str, Any]) -> Any:
+    """``wire`` as the content type the proxy handed the hook for its kind
+    (``text``, ``image``, ...): the layer may add a text, so a position says
+    nothing of the kind."""
+    for item in items:
+        if getattr(item, "type", None) == wire.get("type"):
+            return type(item).model_validate(wire)
     from mcp_types import TextContent
 
     return TextContent.model_validate(wire)
