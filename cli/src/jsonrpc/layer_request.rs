@@ -111,9 +111,11 @@ impl Method {
 
     /// Whether the layer (or the `-32602` conversion, when `invalid_params`
     /// is on) may change the answer, whose envelope is `answer`, to one
-    /// request of this method, or must read it: a `tools/list` answer always,
-    /// since the layer's metric names every tool it lists (the answer itself
-    /// is written as the server's bytes unless the conversion changes it).
+    /// request of this method, or must read it: a `tools/list` answer when
+    /// the conversion is on or the layer's metric is recorded
+    /// ([`crate::telemetry::metrics_recorded`]), since both learn the tools
+    /// it lists (the answer itself is written as the server's bytes unless
+    /// the conversion changes it).
     pub(crate) fn may_change_answer(&self, answer: &Fields<'_>, invalid_params: bool) -> bool {
         match self {
             Self::ToolsCall => {
@@ -121,7 +123,8 @@ impl Method {
                     || answer.result.may_be_task
                     || (invalid_params && answer.has_error)
             }
-            Self::TasksGet | Self::TasksResult | Self::ToolsList => true,
+            Self::TasksGet | Self::TasksResult => true,
+            Self::ToolsList => invalid_params || crate::telemetry::metrics_recorded(),
             Self::Other(_) => false,
         }
     }
@@ -289,14 +292,22 @@ mod tests {
         for method in ["tasks/get", "tasks/result"] {
             assert!(request(method).may_change(&success, false), "{method}");
         }
-        for invalid_params in [false, true] {
-            assert!(
-                request("tools/list").may_change(&success, invalid_params),
-                "the metric names the tools listed"
-            );
-        }
+        assert!(
+            request("tools/list").may_change(&success, true),
+            "the -32602 conversion learns the tools listed"
+        );
         assert!(!request("ping").may_change(&tool_error, true));
         assert!(LayerRequest::Whole(Value::Null).may_change(&success, false));
+    }
+
+    #[test]
+    fn without_a_metrics_exporter_a_tools_list_answer_is_not_read() {
+        // No test of this binary installs a metrics exporter.
+        assert!(!crate::telemetry::metrics_recorded());
+        let listed = fields(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}"#,
+        );
+        assert!(!request("tools/list").may_change(&listed, false));
     }
 
     #[test]

@@ -14,6 +14,8 @@ mod propagation;
 
 pub(crate) use propagation::{header_trace_context, spans_exported};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::Tracer;
 use tracing::Dispatch;
@@ -27,6 +29,17 @@ use crate::observability_options::{LogFormat, ObservabilityOptions};
 /// The `tracing` target of the command's own events, apart from the
 /// library's (`mcp_tool_errors`): `RUST_LOG=mcp_tool_errors_cli=warn`.
 pub(crate) const TARGET: &str = "mcp_tool_errors_cli";
+
+/// Whether the library's duration metric is recorded: set once, before the
+/// first request, when a metrics exporter is installed.
+static METRICS_RECORDED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the library's duration metric is recorded (a metrics exporter is
+/// installed): then the layer reads every `tools/list` answer, since the
+/// metric names each tool listed.
+pub(crate) fn metrics_recorded() -> bool {
+    METRICS_RECORDED.load(Ordering::Relaxed)
+}
 
 /// What is exported, until it is flushed at exit.
 #[derive(Debug)]
@@ -98,6 +111,7 @@ pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
     if let Some(meters) = export.meter_provider() {
         // Before the first request, which makes the library's instrument.
         opentelemetry::global::set_meter_provider(meters);
+        METRICS_RECORDED.store(true, Ordering::Relaxed);
     }
     Telemetry { export, traced }
 }

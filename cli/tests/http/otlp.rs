@@ -192,3 +192,99 @@ async fn spans_of_a_success_a_tool_error_and_an_unreachable_upstream_continue_th
         .sum();
     assert_eq!(points, 6);
 }
+
+/// The `tools/list` answer that lists `broken`.
+const LISTED: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"tools":[{"name":"broken","inputSchema":{"type":"object"}}]}}"#;
+
+/// The tool error every call of `broken` gets.
+const BROKEN: &str = r#"{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"bad credentials"}],"isError":true}}"#;
+
+/// The metric alone is exported to `receiver`: no span makes every answer go
+/// through the layer.
+fn metric_alone(receiver: &Receiver) -> Vec<(&'static str, String)> {
+    vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()),
+        ("OTEL_TRACES_EXPORTER", "none".to_owned()),
+    ]
+}
+
+/// The metric names `broken`, listed and called twice, each call a tool
+/// error, and not `_OTHER`.
+fn names_the_listed_tool(receiver: &Receiver) {
+    let tools = receiver.histogram_counts("mcp.server.operation.duration", "gen_ai.tool.name");
+    assert!(
+        tools.contains(&(Some("broken".to_owned()), 2)),
+        "the tool is named: {tools:?}"
+    );
+    assert!(
+        !tools.contains(&(Some("_OTHER".to_owned()), 2)),
+        "{tools:?}"
+    );
+    let errors = receiver.histogram_counts("mcp.server.operation.duration", "error.type");
+    assert!(
+        errors.contains(&(Some("tool_error".to_owned()), 2)),
+        "{errors:?}"
+    );
+    assert!(receiver.spans().is_empty());
+}
+
+#[tokio::test]
+async fn a_listed_tool_that_only_failed_is_named_in_the_metric_of_the_proxy() {
+    let receiver = Receiver::start().await;
+    let upstream = Upstream::start(|request| {
+        let id = request.json()["id"].as_u64().unwrap_or_default();
+        let answer = match request.json()["method"].as_str() {
+            Some("tools/list") => LISTED,
+            _ => BROKEN,
+        };
+        Reply::json(&answer.replace("$ID", &id.to_string()))
+    })
+    .await;
+    let env = metric_alone(&receiver);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut proxy = Proxy::start_with_env(&upstream.url(), &[], &env).await;
+    let listed = json(
+        proxy
+            .post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &[])
+            .await,
+    )
+    .await;
+    assert_eq!(listed["result"]["tools"][0]["name"], "broken");
+    for id in 2..=3 {
+        let failed = json(proxy.post(&tool_call(id, "broken"), &[]).await).await;
+        assert_eq!(failed["result"]["isError"], true, "{failed}");
+    }
+    proxy.terminate();
+    assert_eq!(proxy.exited().await.code(), Some(0));
+    names_the_listed_tool(&receiver);
+}
+
+#[tokio::test]
+async fn a_listed_tool_that_only_failed_is_named_in_the_metric_of_the_bridge() {
+    let receiver = Receiver::start().await;
+    let mut server = crate::bridge::child(serde_json::json!({
+        "tools/list": [crate::process_support::send(LISTED)],
+        "tools/call broken": [crate::process_support::send(BROKEN)],
+    }));
+    server.env.extend(
+        metric_alone(&receiver)
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value)),
+    );
+    let mut bridge = crate::bridge::Bridge::start(&[], &server).await;
+    let session = bridge.open().await;
+    let listed = session
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    assert_eq!(
+        listed[0]["result"]["tools"][0]["name"], "broken",
+        "{listed:?}"
+    );
+    for id in 2..=3 {
+        let failed = session.call(&tool_call(id, "broken")).await;
+        assert_eq!(failed[0]["result"]["isError"], true, "{failed:?}");
+    }
+    bridge.process.terminate();
+    assert_eq!(bridge.process.exited().await.code(), Some(0));
+    names_the_listed_tool(&receiver);
+}
