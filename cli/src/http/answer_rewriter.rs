@@ -5,7 +5,7 @@
 //! JSON body or an event's data, [`answer_reader`](crate::http::answer_reader)).
 //!
 //! An answer is found by its id among the requests no answer reached yet
-//! (JSON-RPC's rule, the library's: [`answers`]) and goes through the layer
+//! ([`AwaitedRequests`]) and goes through the layer
 //! ([`LayerWork`]):
 //!
 //! - the layer's future, made when the request was sent ([`LayerCall`]),
@@ -41,6 +41,7 @@ use hyper::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use crate::http::awaited_requests::AwaitedRequests;
 use crate::http::body::ProxyBody;
 use crate::http::cancel::{Cancel, no_answer_response};
 use crate::http::failure::{Failure, made_response};
@@ -51,26 +52,19 @@ use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
-use crate::jsonrpc::message::{Answer, answers, response_ids};
+use crate::jsonrpc::message::{Answer, response_ids};
 
 /// The requests of one message sent upstream, and what their answer becomes
 /// for the client.
 #[derive(Debug)]
 pub(crate) struct AnswerRewriter {
     proxy: Arc<Proxy>,
-    /// The requests sent, as the layer reads each one.
-    requests: Vec<LayerRequest>,
+    /// The requests sent, and which of them an answer reached: one the
+    /// layer read, or one the proxy could not read and passed as the server
+    /// wrote it.
+    requests: AwaitedRequests,
     /// Whether they went as a batch, which is answered with one.
     batch: bool,
-    /// Whether an answer reached the client for each request (in the order
-    /// of `requests`): one the layer read, or one the proxy could not read
-    /// and passed as the server wrote it. A request is found by its place,
-    /// not its id: the ids of a message are distinct (one held twice is
-    /// refused before it goes, `crate::jsonrpc::id_in_use`).
-    answered: Vec<bool>,
-    /// How many of `answered` are still `false`: whether all are answered is
-    /// asked at every answer, and a batch may hold many requests.
-    unanswered_count: usize,
     /// Whether nothing more is awaited, answered or not: no answer is to
     /// come, or none is to be written.
     ended: bool,
@@ -117,15 +111,10 @@ impl AnswerRewriter {
         layer_work: LayerWork,
         plain_results_unread: bool,
     ) -> Self {
-        let ids = requests
-            .iter()
-            .filter_map(LayerRequest::id)
-            .cloned()
-            .collect();
+        let requests = AwaitedRequests::new(requests);
+        let ids = requests.ids();
         Self {
             proxy: proxy.clone(),
-            answered: vec![false; requests.len()],
-            unanswered_count: requests.len(),
             requests,
             batch,
             ended: false,
@@ -139,7 +128,7 @@ impl AnswerRewriter {
     /// Whether nothing is awaited any more: every request was answered (by
     /// the server, the proxy or the layer), or none is to be.
     pub(crate) fn is_answered(&self) -> bool {
-        self.ended || self.unanswered_count == 0
+        self.ended || self.requests.all_answered()
     }
 
     /// Whether the layer's future awaits the answer, and may answer itself
@@ -162,7 +151,7 @@ impl AnswerRewriter {
         match envelope::read(data) {
             Ok(Envelope::Single(fields)) => {
                 let awaited = fields.id.as_ref().filter(|_| fields.is_response());
-                match awaited.and_then(|id| self.awaited(id)) {
+                match awaited.and_then(|id| self.requests.answered_by(id)) {
                     Some(request) => UpstreamMessage::Answer(self.answer(data, &fields, request)),
                     None => UpstreamMessage::Other,
                 }
@@ -178,21 +167,6 @@ impl AnswerRewriter {
         }
     }
 
-    /// Which request not yet answered the answer with `id` answers: its
-    /// place among the requests.
-    fn awaited(&self, id: &Value) -> Option<usize> {
-        self.unanswered().find(|&request| {
-            self.requests[request]
-                .id()
-                .is_some_and(|request| answers(id, request))
-        })
-    }
-
-    /// The places of the requests not yet answered.
-    fn unanswered(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.requests.len()).filter(|&request| !self.answered[request])
-    }
-
     /// `data` read whole: the answer, when one of its responses is awaited.
     fn read_whole(&mut self, data: &[u8]) -> UpstreamMessage {
         let Ok(value) = crate::jsonrpc::nested::from_slice(data) else {
@@ -201,7 +175,7 @@ impl AnswerRewriter {
         };
         let answered: Vec<usize> = response_ids(&value)
             .into_iter()
-            .filter_map(|id| self.awaited(id))
+            .filter_map(|id| self.requests.answered_by(id))
             .collect();
         if answered.is_empty() {
             return UpstreamMessage::Other;
@@ -212,25 +186,17 @@ impl AnswerRewriter {
     /// `data`, which the proxy could not read, read as a lenient client
     /// reads it: the requests it answers count as answered ([`unread`]).
     fn read_leniently(&mut self, data: &[u8]) {
-        let awaited: Vec<Value> = self
-            .unanswered()
-            .filter_map(|request| self.requests[request].id())
-            .cloned()
-            .collect();
+        let awaited = self.requests.unanswered_ids();
         let answered = unread::answered_ids(data, &awaited);
         if answered.is_empty() {
             return;
         }
         unread::log_answer_passed_unread();
-        let answered: Vec<usize> = self
-            .unanswered()
-            .filter(|&request| {
-                self.requests[request]
-                    .id()
-                    .is_some_and(|id| answered.iter().any(|answer| answers(answer, id)))
-            })
+        let answered: Vec<usize> = answered
+            .into_iter()
+            .filter_map(|id| self.requests.answered_by(id))
             .collect();
-        self.mark_answered(&answered);
+        self.requests.mark_answered(&answered);
         if self.is_answered() {
             self.withdraw();
         }
@@ -255,7 +221,7 @@ impl AnswerRewriter {
                 let id = fields.id.clone().unwrap_or_default();
                 self.resolve(Answer::made(plain_success(id)), &[request]);
             }
-            self.mark_answered(&[request]);
+            self.requests.mark_answered(&[request]);
             return None;
         }
         let value = self.whole(data)?;
@@ -302,7 +268,7 @@ impl AnswerRewriter {
     /// [`AnswerRewriter::resolve`], the layer over an answer at hand reading
     /// the requests as a `batch` or one.
     fn resolve_as(&mut self, answer: Answer, requests: &[usize], batch: bool) -> Option<Answer> {
-        self.mark_answered(requests);
+        self.requests.mark_answered(requests);
         match std::mem::replace(&mut self.layer_work, LayerWork::OnAnswer) {
             LayerWork::Future(sender, call) if self.batch && !answer.value.is_array() => {
                 // The layer's future reads the message as it was sent: the
@@ -322,7 +288,7 @@ impl AnswerRewriter {
             LayerWork::OnAnswer => {
                 let mut read = requests
                     .iter()
-                    .map(|&request| self.requests[request].clone().into_value());
+                    .map(|&request| self.requests.request(request).clone().into_value());
                 let request = if batch {
                     Value::Array(read.collect())
                 } else {
@@ -334,15 +300,6 @@ impl AnswerRewriter {
                     request,
                     answer,
                 )
-            }
-        }
-    }
-
-    fn mark_answered(&mut self, requests: &[usize]) {
-        for &request in requests {
-            if !self.answered[request] {
-                self.answered[request] = true;
-                self.unanswered_count -= 1;
             }
         }
     }
@@ -380,14 +337,11 @@ impl AnswerRewriter {
     /// `cancelled`. `None` when the client cancelled every call itself:
     /// neither happens then. Nothing is awaited after.
     pub(crate) fn failed(&mut self, failure: Failure, cancelled: bool) -> Option<Vec<u8>> {
-        let unanswered: Vec<usize> = self
-            .unanswered()
-            .filter(|&request| self.requests[request].id().is_some())
-            .collect();
+        let unanswered = self.requests.left();
         let failed: Vec<(Value, bool)> = unanswered
             .iter()
             .filter_map(|&request| {
-                let request = &self.requests[request];
+                let request = self.requests.request(request);
                 Some((request.id()?.clone(), request.is_tool_call()))
             })
             .collect();

@@ -47,6 +47,7 @@ pub(crate) mod admin;
 mod answer_reader;
 mod answer_rewriter;
 mod answer_stream;
+mod awaited_requests;
 pub(crate) mod body;
 mod cancel;
 mod client;
