@@ -71,3 +71,32 @@ lint_binding() {
 install_binding() {
   "$1" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --force-reinstall "$binding_wheel" >&2
 }
+
+# litellm_config DIR UPSTREAM_URL KEY GUARDRAIL: DIR/config.yaml, LiteLLM's
+# proxy with master key KEY in front of the MCP server at UPSTREAM_URL
+# (Streamable HTTP), as `hosts`; with the guardrail (GUARDRAIL true: the
+# binding's, on every call, redacting and capping at 4096 bytes) or without.
+litellm_config() {
+  mkdir -p "$1"
+  cat >"$1/config.yaml" <<EOF_CONFIG
+model_list: []
+general_settings:
+  master_key: $3
+mcp_servers:
+  hosts:
+    transport: http
+    url: $2
+EOF_CONFIG
+  if [[ $4 == true ]]; then
+    cat >>"$1/config.yaml" <<EOF_CONFIG
+guardrails:
+  - guardrail_name: tool-errors
+    litellm_params:
+      guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail
+      mode: post_mcp_call
+      default_on: true
+      redact_secrets: true
+      max_error_bytes: 4096
+EOF_CONFIG
+  fi
+}
