@@ -74,8 +74,10 @@ install_binding() {
 
 # litellm_config DIR UPSTREAM_URL KEY GUARDRAIL: DIR/config.yaml, LiteLLM's
 # proxy with master key KEY in front of the MCP server at UPSTREAM_URL
-# (Streamable HTTP), as `hosts`; with the guardrail (GUARDRAIL true: the
-# binding's, on every call, redacting and capping at 4096 bytes) or without.
+# (Streamable HTTP), as `hosts`; with the guardrail (GUARDRAIL true) or
+# without. The guardrail's entry is the one its documentation shows (the
+# module docs of bindings/python/python/mcp_tool_errors/litellm.py), so that
+# what the docs say to write is what runs.
 litellm_config() {
   mkdir -p "$1"
   cat >"$1/config.yaml" <<EOF_CONFIG
@@ -88,15 +90,8 @@ mcp_servers:
     url: $2
 EOF_CONFIG
   if [[ $4 == true ]]; then
-    cat >>"$1/config.yaml" <<EOF_CONFIG
-guardrails:
-  - guardrail_name: tool-errors
-    litellm_params:
-      guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail
-      mode: post_mcp_call
-      default_on: true
-      redact_secrets: true
-      max_error_bytes: 4096
-EOF_CONFIG
+    sed -n '/^    guardrails:$/,/^$/s/^    //p' "$repo/bindings/python/python/mcp_tool_errors/litellm.py" >>"$1/config.yaml"
+    grep -q 'guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail' "$1/config.yaml" ||
+      die "no guardrails entry in the documentation of mcp_tool_errors.litellm"
   fi
 }
