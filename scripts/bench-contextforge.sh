@@ -20,19 +20,8 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 readonly LISTEN_TIMEOUT_S=60
 readonly CALLS=${1:-200}
 
-log() { echo "bench-contextforge: $*" >&2; }
-die() { log "$*"; exit 1; }
-set -E
-trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
-
-# shellcheck source=scripts/lib/processes.sh
-source scripts/lib/processes.sh
-# shellcheck source=scripts/lib/maturin.sh
-source scripts/lib/maturin.sh
-# shellcheck source=scripts/lib/python.sh
-source scripts/lib/python.sh
-# shellcheck source=scripts/lib/python_binding.sh
-source scripts/lib/python_binding.sh
+# shellcheck source=scripts/lib/python_script.sh
+source scripts/lib/python_script.sh "bench-contextforge"
 # shellcheck source=scripts/lib/contextforge.sh
 source scripts/lib/contextforge.sh
 

@@ -23,19 +23,8 @@ readonly CALLS=${1:-300}
 readonly OPTIONS='{"redact_secrets": true, "max_error_bytes": 4096}'
 readonly LITELLM_KEY=sk-mcp-tool-errors-bench
 
-log() { echo "bench-python-bindings: $*" >&2; }
-die() { log "$*"; exit 1; }
-set -E
-trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
-
-# shellcheck source=scripts/lib/processes.sh
-source scripts/lib/processes.sh
-# shellcheck source=scripts/lib/maturin.sh
-source scripts/lib/maturin.sh
-# shellcheck source=scripts/lib/python.sh
-source scripts/lib/python.sh
-# shellcheck source=scripts/lib/python_binding.sh
-source scripts/lib/python_binding.sh
+# shellcheck source=scripts/lib/python_script.sh
+source scripts/lib/python_script.sh "bench-python-bindings"
 
 ensure_hosts
 sdk=$repo/$SDK_VENV/bin/python
@@ -64,28 +53,7 @@ done
 free_port() { "$sdk" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 proxy() {
   local dir=$work/$1
-  mkdir -p "$dir"
-  cat >"$dir/config.yaml" <<YAML
-model_list: []
-general_settings:
-  master_key: $LITELLM_KEY
-mcp_servers:
-  hosts:
-    transport: http
-    url: http://127.0.0.1:$upstream_port/mcp
-YAML
-  if [[ $3 == true ]]; then
-    cat >>"$dir/config.yaml" <<YAML
-guardrails:
-  - guardrail_name: tool-errors
-    litellm_params:
-      guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail
-      mode: post_mcp_call
-      default_on: true
-      redact_secrets: true
-      max_error_bytes: 4096
-YAML
-  fi
+  litellm_config "$dir" "http://127.0.0.1:$upstream_port/mcp" "$LITELLM_KEY" "$3"
   (cd "$dir" && LITELLM_LOCAL_MODEL_COST_MAP=True exec \
     "$repo/$LITELLM_VENV/bin/litellm" --config config.yaml --host 127.0.0.1 --port "$2") >"$work/$1.log" 2>&1 &
   pids+=($!)

@@ -146,6 +146,27 @@ impl Receiver {
             .map(|point| (string(&point.attributes, key), point.count))
             .collect()
     }
+
+    /// Asserts that the metric names `tool`, which failed with a tool error
+    /// in both of its two calls, by its name and not as `_OTHER`, and that no
+    /// span was exported.
+    pub(crate) fn assert_names_tool_that_failed_twice(&self, tool: &str) {
+        let tools = self.histogram_counts("mcp.server.operation.duration", "gen_ai.tool.name");
+        assert!(
+            tools.contains(&(Some(tool.to_owned()), 2)),
+            "the tool is named: {tools:?}"
+        );
+        assert!(
+            !tools.contains(&(Some("_OTHER".to_owned()), 2)),
+            "{tools:?}"
+        );
+        let errors = self.histogram_counts("mcp.server.operation.duration", "error.type");
+        assert!(
+            errors.contains(&(Some("tool_error".to_owned()), 2)),
+            "{errors:?}"
+        );
+        assert!(self.spans().is_empty());
+    }
 }
 
 /// The string value of attribute `key`.

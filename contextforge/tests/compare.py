@@ -7,45 +7,24 @@ WITHOUT and WITH are gateway_client.py's output, SUCCEEDING and FAILING JSON
 lists of tool names. COMMAND is the mcp-tool-errors command with the options
 the plugin was configured with. Every succeeding tool's result must be the
 same both ways; every failing tool's result with the plugin must be its result
-without, each text as the command writes it for that tool and that text (the
-command run over failing_child.py, which fails with the gateway's text).
+without, each text as the command writes it for that tool and that text
+(bindings/python/tests/verdict.py).
 Prints each tool's texts both ways; exits 1 on a difference.
 """
 
 import copy
 import json
 import os
-import subprocess
 import sys
 
-CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "failing_child.py")
+# The oracle is the binding's hosts test's: the plugin is the binding's
+# adapter in the gateway.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python", "tests"))
+from verdict import conclude, written_by_command  # noqa: E402
 
 
 def texts_of(outcome):
     return [item["text"] for item in outcome["result"]["content"] if item.get("type") == "text"]
-
-
-def written_by_command(command, texts):
-    """What `command` writes for each (tool, text) of `texts`, in order."""
-    by_tool = {tool: text for tool, text in texts}
-    requests = "".join(
-        json.dumps({"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
-        + "\n"
-        for index, (tool, _) in enumerate(texts)
-    )
-    run = subprocess.run(
-        [*command, "--", sys.executable, CHILD, json.dumps(by_tool)],
-        input=requests,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    answers = {}
-    for line in run.stdout.splitlines():
-        answer = json.loads(line)
-        answers[answer["id"]] = answer["result"]["content"][0]["text"]
-    return [answers[index] for index in range(len(texts))]
 
 
 def main():
@@ -85,11 +64,7 @@ def main():
         print(f"{tool}")
         print(f"  without the plugin: {json.dumps(texts_of(without[tool]) if 'result' in without[tool] else without[tool])}")
         print(f"  with the plugin:    {json.dumps(texts_of(plugged[tool]) if 'result' in plugged[tool] else plugged[tool])}")
-    for problem in problems:
-        print(f"FAILED {problem}", file=sys.stderr)
-    failed = {problem.split(":")[0] for problem in problems}
-    print(f"{len(succeeding) + len(failing) - len(failed)} passed, {len(failed)} failed")
-    sys.exit(1 if problems else 0)
+    conclude(problems, succeeding + failing)
 
 
 if __name__ == "__main__":

@@ -30,19 +30,8 @@ readonly MAX_ERROR_BYTES=4096
 readonly PLUGIN_CONFIG="redact_secrets: true
 max_error_bytes: $MAX_ERROR_BYTES"
 
-log() { echo "contextforge: $*" >&2; }
-die() { log "$*"; exit 1; }
-set -E
-trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
-
-# shellcheck source=scripts/lib/processes.sh
-source scripts/lib/processes.sh
-# shellcheck source=scripts/lib/maturin.sh
-source scripts/lib/maturin.sh
-# shellcheck source=scripts/lib/python.sh
-source scripts/lib/python.sh
-# shellcheck source=scripts/lib/python_binding.sh
-source scripts/lib/python_binding.sh
+# shellcheck source=scripts/lib/python_script.sh
+source scripts/lib/python_script.sh "contextforge"
 # shellcheck source=scripts/lib/contextforge.sh
 source scripts/lib/contextforge.sh
 

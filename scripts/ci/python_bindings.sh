@@ -36,19 +36,8 @@ readonly OPTIONS='{"tool_timeouts": {"sleep": 1, "block": 1}, "redact_secrets": 
 readonly COMMAND_OPTIONS=(--tool-timeout-for sleep=1s --tool-timeout-for block=1s --redact-secrets --max-error-bytes 4096)
 readonly LITELLM_KEY=sk-mcp-tool-errors-test
 
-log() { echo "python bindings: $*" >&2; }
-die() { log "$*"; exit 1; }
-set -E
-trap 'log "failed: $BASH_COMMAND (line $LINENO)"' ERR
-
-# shellcheck source=scripts/lib/processes.sh
-source scripts/lib/processes.sh
-# shellcheck source=scripts/lib/maturin.sh
-source scripts/lib/maturin.sh
-# shellcheck source=scripts/lib/python.sh
-source scripts/lib/python.sh
-# shellcheck source=scripts/lib/python_binding.sh
-source scripts/lib/python_binding.sh
+# shellcheck source=scripts/lib/python_script.sh
+source scripts/lib/python_script.sh "python bindings"
 
 if [[ ${1:-} == --install-only ]]; then
   ensure_hosts --upgrade
@@ -121,28 +110,7 @@ serve() {
 # at $upstream_port, with the guardrail (true) or without; sets `pid`.
 litellm_proxy() {
   local dir=$work/$1
-  mkdir -p "$dir"
-  cat >"$dir/config.yaml" <<EOF
-model_list: []
-general_settings:
-  master_key: $LITELLM_KEY
-mcp_servers:
-  hosts:
-    transport: http
-    url: http://127.0.0.1:$upstream_port/mcp
-EOF
-  if [[ $3 == true ]]; then
-    cat >>"$dir/config.yaml" <<EOF
-guardrails:
-  - guardrail_name: tool-errors
-    litellm_params:
-      guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail
-      mode: post_mcp_call
-      default_on: true
-      redact_secrets: true
-      max_error_bytes: 4096
-EOF
-  fi
+  litellm_config "$dir" "http://127.0.0.1:$upstream_port/mcp" "$LITELLM_KEY" "$3"
   (cd "$dir" && LITELLM_LOCAL_MODEL_COST_MAP=True exec setsid \
     "$repo/$LITELLM_VENV/bin/litellm" --config config.yaml --host 127.0.0.1 --port "$2") >"$work/$1.log" 2>&1 &
   pid=$!

@@ -71,3 +71,27 @@ lint_binding() {
 install_binding() {
   "$1" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --force-reinstall "$binding_wheel" >&2
 }
+
+# litellm_config DIR UPSTREAM_URL KEY GUARDRAIL: DIR/config.yaml, LiteLLM's
+# proxy with master key KEY in front of the MCP server at UPSTREAM_URL
+# (Streamable HTTP), as `hosts`; with the guardrail (GUARDRAIL true) or
+# without. The guardrail's entry is the one its documentation shows (the
+# module docs of bindings/python/python/mcp_tool_errors/litellm.py), so that
+# what the docs say to write is what runs.
+litellm_config() {
+  mkdir -p "$1"
+  cat >"$1/config.yaml" <<EOF_CONFIG
+model_list: []
+general_settings:
+  master_key: $3
+mcp_servers:
+  hosts:
+    transport: http
+    url: $2
+EOF_CONFIG
+  if [[ $4 == true ]]; then
+    sed -n '/^    guardrails:$/,/^$/s/^    //p' "$repo/bindings/python/python/mcp_tool_errors/litellm.py" >>"$1/config.yaml"
+    grep -q 'guardrail: mcp_tool_errors.litellm.ToolErrorsGuardrail' "$1/config.yaml" ||
+      die "no guardrails entry in the documentation of mcp_tool_errors.litellm"
+  fi
+}

@@ -21,18 +21,16 @@ and with it the tool's task was cancelled once per transport.
 
 A gateway (its hook sees results only): each --failing case with the adapter
 is its outcome without, each text as the command writes it for that tool and
-that text (the command over contextforge/tests/failing_child.py); every
-other case is the same both ways.
+that text (verdict.py); every other case is the same both ways.
 """
 
 import copy
 import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CHILD = os.path.join(HERE, "..", "..", "..", "contextforge", "tests", "failing_child.py")
+from verdict import conclude, written_by_command
+
 TRANSPORTS = ("stdio", "http")
 
 
@@ -56,31 +54,6 @@ def shown(outcome):
 
 def cell(text):
     return "`" + text.replace("|", "\\|").replace("`", "'") + "`" if text else ""
-
-
-def written_by_command(command, pairs):
-    """What `command` writes for each (tool, text) of `pairs`, in order."""
-    if not pairs:
-        return []
-    by_tool = dict(pairs)
-    requests = "".join(
-        json.dumps({"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
-        + "\n"
-        for index, (tool, _) in enumerate(pairs)
-    )
-    run = subprocess.run(
-        [*command, "--", sys.executable, CHILD, json.dumps(by_tool)],
-        input=requests,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    answers = {}
-    for line in run.stdout.splitlines():
-        answer = json.loads(line)
-        answers[answer["id"]] = answer["result"]["content"][0]["text"]
-    return [answers[index] for index in range(len(pairs))]
 
 
 def server_expectations(host, directory, cases, by_rust, problems):
@@ -163,11 +136,7 @@ def main():
             f"| {case} | `{tool}` | {cell(shown(without.get(case)))} | {cell(with_shown)} | {cell(shown(expected[case]))}{mark} |"
         )
     print()
-    for problem in problems:
-        print(f"FAILED {host}: {problem}", file=sys.stderr)
-    failed = {problem.split(":")[0] for problem in problems}
-    print(f"{host}: {len(cases) - len(failed & set(cases))} passed, {len(failed)} failed")
-    sys.exit(1 if problems else 0)
+    conclude(problems, cases, f"{host}: ")
 
 
 if __name__ == "__main__":

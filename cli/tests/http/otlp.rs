@@ -208,26 +208,6 @@ fn metric_alone(receiver: &Receiver) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The metric names `broken`, listed and called twice, each call a tool
-/// error, and not `_OTHER`.
-fn names_the_listed_tool(receiver: &Receiver) {
-    let tools = receiver.histogram_counts("mcp.server.operation.duration", "gen_ai.tool.name");
-    assert!(
-        tools.contains(&(Some("broken".to_owned()), 2)),
-        "the tool is named: {tools:?}"
-    );
-    assert!(
-        !tools.contains(&(Some("_OTHER".to_owned()), 2)),
-        "{tools:?}"
-    );
-    let errors = receiver.histogram_counts("mcp.server.operation.duration", "error.type");
-    assert!(
-        errors.contains(&(Some("tool_error".to_owned()), 2)),
-        "{errors:?}"
-    );
-    assert!(receiver.spans().is_empty());
-}
-
 #[tokio::test]
 async fn a_listed_tool_that_only_failed_is_named_in_the_metric_of_the_proxy() {
     let receiver = Receiver::start().await;
@@ -256,7 +236,7 @@ async fn a_listed_tool_that_only_failed_is_named_in_the_metric_of_the_proxy() {
     }
     proxy.terminate();
     assert_eq!(proxy.exited().await.code(), Some(0));
-    names_the_listed_tool(&receiver);
+    receiver.assert_names_tool_that_failed_twice("broken");
 }
 
 #[tokio::test]
@@ -286,5 +266,5 @@ async fn a_listed_tool_that_only_failed_is_named_in_the_metric_of_the_bridge() {
     }
     bridge.process.terminate();
     assert_eq!(bridge.process.exited().await.code(), Some(0));
-    names_the_listed_tool(&receiver);
+    receiver.assert_names_tool_that_failed_twice("broken");
 }

@@ -4,7 +4,13 @@ __all__ = ["ToolErrorLayer"]
 
 @final
 class ToolErrorLayer:
-    """The layer, configured; answers for one ``tools/call`` at a time."""
+    """The layer, configured; answers for one ``tools/call`` at a time.
+
+    Keyword arguments: ``tool_timeout`` (seconds), ``tool_timeouts`` (tool
+    name to seconds), ``redact_secrets``, ``max_error_bytes``,
+    ``expose_panic_messages``; a ``ValueError`` names the one that is unknown
+    or holds a value it does not take.
+    """
 
     def __new__(
         cls,

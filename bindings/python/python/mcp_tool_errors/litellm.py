@@ -8,6 +8,7 @@ a guardrail for ``mode: post_mcp_call`` in the proxy's configuration::
           mode: post_mcp_call
           default_on: true
           redact_secrets: true
+          max_error_bytes: 4096
 
 Every upstream tool error that reaches the hook has its texts rewrapped as
 ``<error tool="NAME">`` llmxml, the tool named as the client called it through

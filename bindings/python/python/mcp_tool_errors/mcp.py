@@ -34,10 +34,7 @@ class ToolErrorsMiddleware:
     - protocol errors (``MCPError``, malformed params) and every other method
       pass as the SDK writes them.
 
-    Keyword arguments: ``tool_timeout`` (seconds), ``tool_timeouts`` (tool
-    name to seconds), ``redact_secrets``, ``max_error_bytes``,
-    ``expose_panic_messages``; a ``ValueError`` names the one that is unknown
-    or holds a value it does not take.
+    Keyword arguments: those of :class:`~mcp_tool_errors.ToolErrorLayer`.
     """
 
     def __init__(self, **options: Any) -> None:
