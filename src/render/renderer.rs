@@ -27,7 +27,10 @@ pub trait ErrorRenderer: Clone {
     /// Output for another tool is not: the layer renders it again under `tool`
     /// (see [`rendered_message`](Self::rendered_message)), so that no tool can
     /// speak as another, and behind a gateway that renames tools the model
-    /// reads the name it called.
+    /// reads the name it called. An implementation that ignores `tool` (one
+    /// that answers with [`is_rendered`](super::is_rendered) alone, which
+    /// accepts an element of any tool) lets a tool's text pass under another
+    /// tool's name.
     ///
     /// The default says no: a closure renderer rewraps whatever it is given.
     fn is_rendered(&self, tool: &str, text: &str) -> bool {

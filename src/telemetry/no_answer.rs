@@ -138,9 +138,23 @@ impl NoAnswer {
     #[inline(never)]
     fn search(response: &mut Value) -> Option<Self> {
         match response {
-            // `mark` appended the member: with serde_json's `preserve_order`,
-            // removing the last member keeps the order of the others.
-            Value::Object(answer) => Self::read(answer.remove(MEMBER)?),
+            // Removed in place, not swapped with the last member (serde_json's
+            // `remove` under `preserve_order`): a server may have written the
+            // member anywhere, and its other members keep their order.
+            Value::Object(answer) => {
+                if !answer.contains_key(MEMBER) {
+                    return None;
+                }
+                let mut mark = None;
+                answer.retain(|key, value| {
+                    let is_mark = key == MEMBER;
+                    if is_mark {
+                        mark = Some(value.take());
+                    }
+                    !is_mark
+                });
+                Self::read(mark?)
+            }
             Value::Array(batch) => batch
                 .iter_mut()
                 .fold(None, |first, answer| first.or(Self::take(answer))),

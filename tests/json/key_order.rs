@@ -7,7 +7,8 @@
 //! sorts: a program built either way writes the layer's answers alike.
 //! Without `preserve_order` every map is sorted and these checks cannot fail;
 //! under `--all-features` they do for any key out of order, as
-//! `the_check_fails_for_a_key_out_of_order` shows.
+//! `the_check_fails_for_a_key_out_of_order` shows. What a server wrote keeps
+//! its own order, also when the layer takes its mark out of it.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -107,4 +108,24 @@ fn the_results_for_a_call_run_outside_the_layer_have_their_keys_sorted() {
 #[should_panic(expected = "not in sorted order")]
 fn the_check_fails_for_a_key_out_of_order() {
     assert_keys_sorted("an item", &json!({"type": "text", "text": "x"}));
+}
+
+/// A server's answer that carries the member the layer marks its inner
+/// service's own answers with, before other members, loses that member only:
+/// the others keep the order the server wrote them in.
+#[test]
+fn a_server_answer_keeps_its_order_when_the_mark_is_taken_out() {
+    let server = service_fn(|_: Value| async move {
+        let answer = r#"{"jsonrpc":"2.0","mcp_tool_errors.no_answer":"server_exited","id":1,"result":{"z":1,"a":2}}"#;
+        Ok::<Value, Infallible>(serde_json::from_str(answer).unwrap())
+    });
+    let answer = complete(
+        ToolErrorLayer::new()
+            .layer(server)
+            .oneshot(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
+    )
+    .unwrap();
+    let unmarked: Value =
+        serde_json::from_str(r#"{"jsonrpc":"2.0","id":1,"result":{"z":1,"a":2}}"#).unwrap();
+    assert_eq!(answer.to_string(), unmarked.to_string());
 }
