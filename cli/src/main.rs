@@ -32,14 +32,19 @@ macro_rules! event {
 }
 
 mod bridge;
+mod exchange;
 mod http;
 mod jsonrpc;
+mod memory;
 mod observability_options;
 mod options;
+mod proxy;
+mod server;
 mod signals;
 mod stdio;
 mod telemetry;
 mod throttled_log;
+mod upstream;
 
 use clap::Parser;
 
@@ -53,7 +58,7 @@ fn main() {
     }
     let runtime = runtime.build().expect("the runtime starts");
     let code = match (options.upstream.clone(), options.listen) {
-        (Some(upstream), Some(listen)) => runtime.block_on(http::run(&options, upstream, listen)),
+        (Some(upstream), Some(listen)) => runtime.block_on(proxy::run(&options, upstream, listen)),
         (None, Some(listen)) => runtime.block_on(bridge::run(options, listen, telemetry.traced())),
         _ => runtime.block_on(stdio::run(options, telemetry.traced())),
     };

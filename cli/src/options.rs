@@ -6,6 +6,9 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_tool_errors::ToolErrorLayer;
 
+use crate::jsonrpc::timed_tools::TimedTools;
+use crate::server::client_limits::{self, ClientLimits};
+
 /// Wraps an MCP server: tool errors become llmxml the model can read, hung tool
 /// calls are answered at their timeout, and a crashed server still answers.
 /// Three modes: stdio (COMMAND's stdio relayed on this command's own), HTTP
@@ -49,8 +52,8 @@ pub(crate) struct Options {
     /// Serve HTTP instead: a reverse proxy in front of the Streamable HTTP MCP
     /// server at URL, whose path is the MCP endpoint (e.g.
     /// https://mcp.example/mcp). Needs --listen.
-    #[arg(long, value_name = "URL", value_parser = crate::http::upstream::parse_upstream, requires = "listen")]
-    pub(crate) upstream: Option<crate::http::upstream::UpstreamUrl>,
+    #[arg(long, value_name = "URL", value_parser = crate::upstream::url::parse_upstream, requires = "listen")]
+    pub(crate) upstream: Option<crate::upstream::url::UpstreamUrl>,
 
     /// The address to serve plain HTTP on (e.g. 127.0.0.1:8080; port 0 picks
     /// a free one); `listening on ADDR` is printed on stderr. With --upstream,
@@ -163,7 +166,7 @@ pub(crate) struct Options {
         requires = "upstream",
         conflicts_with = "command"
     )]
-    pub(crate) forwarded: Option<crate::http::headers::ForwardedHeaders>,
+    pub(crate) forwarded: Option<crate::upstream::forwarded::ForwardedHeaders>,
 
     /// The server's command and its arguments: everything from the first
     /// argument that is not an option of this command (or after `--`) is the
@@ -204,32 +207,38 @@ impl Options {
             .unwrap_or(crate::http::body::MAX_MESSAGE_BYTES)
     }
 
+    /// The limits on clients the options give, the default for each other one; the
+    /// connection cap from the process's file-descriptor limit and its
+    /// `workers`.
+    pub(crate) fn client_limits(&self, workers: usize) -> ClientLimits {
+        ClientLimits {
+            header_timeout: self
+                .client_header_timeout
+                .unwrap_or(client_limits::DEFAULT_HEADER_TIMEOUT),
+            body_timeout: self
+                .client_body_timeout
+                .unwrap_or(client_limits::DEFAULT_BODY_TIMEOUT),
+            send_timeout: self
+                .client_send_timeout
+                .unwrap_or(client_limits::DEFAULT_SEND_TIMEOUT),
+            keepalive_timeout: self
+                .keepalive_timeout
+                .unwrap_or(client_limits::DEFAULT_KEEPALIVE_TIMEOUT),
+            max_connections: self.max_connections.unwrap_or_else(|| {
+                client_limits::max_connections_within(client_limits::descriptor_limit(), workers)
+            }),
+        }
+    }
+
     /// The tools whose calls the layer holds a timer for.
     pub(crate) fn timed_tools(&self) -> TimedTools {
-        TimedTools {
-            every: self.tool_timeout.is_some(),
-            named: self
-                .tool_timeout_for
+        TimedTools::new(
+            self.tool_timeout.is_some(),
+            self.tool_timeout_for
                 .iter()
                 .map(|(tool, _)| tool.clone())
                 .collect(),
-        }
-    }
-}
-
-/// The tools whose calls the layer holds a timer for: every tool with
-/// `--tool-timeout`, else those `--tool-timeout-for` names. A call of any other
-/// tool need not go through the layer while it runs: its answer does, when it
-/// comes.
-#[derive(Debug, Clone)]
-pub(crate) struct TimedTools {
-    every: bool,
-    named: Vec<String>,
-}
-
-impl TimedTools {
-    pub(crate) fn includes(&self, tool: &str) -> bool {
-        self.every || self.named.iter().any(|named| named == tool)
+        )
     }
 }
 
@@ -346,6 +355,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_limit_has_a_default_and_an_option() {
+        let limits = http_options(&[]).client_limits(2);
+        assert_eq!(limits.header_timeout, Duration::from_secs(60));
+        assert_eq!(limits.body_timeout, Duration::from_secs(60));
+        assert_eq!(limits.send_timeout, Duration::from_secs(60));
+        assert_eq!(limits.keepalive_timeout, Duration::from_secs(75));
+        assert_eq!(limits.shortest_timeout(), Duration::from_secs(60));
+        let limits = http_options(&[
+            "--client-header-timeout",
+            "5s",
+            "--client-body-timeout",
+            "2s",
+            "--client-send-timeout",
+            "3s",
+            "--keepalive-timeout",
+            "1m",
+            "--max-connections",
+            "100",
+        ])
+        .client_limits(2);
+        assert_eq!(limits.header_timeout, Duration::from_secs(5));
+        assert_eq!(limits.body_timeout, Duration::from_secs(2));
+        assert_eq!(limits.send_timeout, Duration::from_secs(3));
+        assert_eq!(limits.keepalive_timeout, Duration::from_secs(60));
+        assert_eq!(limits.max_connections, 100);
+        assert_eq!(limits.shortest_timeout(), Duration::from_secs(2));
+    }
+
+    #[test]
     fn durations_take_fractions_hours_and_compounds() {
         for (text, duration) in [
             ("500ms", Duration::from_millis(500)),
@@ -403,7 +441,7 @@ mod tests {
 
     #[test]
     fn the_client_limits_go_with_listen_and_forwarded_with_upstream_only() {
-        use crate::http::headers::ForwardedHeaders;
+        use crate::upstream::forwarded::ForwardedHeaders;
         let options = http_options(&["--forwarded", "replace", "--keepalive-timeout", "5s"]);
         assert_eq!(options.forwarded, Some(ForwardedHeaders::Replace));
         assert_eq!(options.keepalive_timeout, Some(Duration::from_secs(5)));

@@ -8,6 +8,7 @@
 //! come in one second, the count goes in the next line written
 //! ([`ThrottledLog::event_line`]).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -93,6 +94,18 @@ impl ThrottledLog {
     pub(crate) fn count(&mut self) -> Option<String> {
         let suppressed = std::mem::take(&mut self.suppressed);
         (suppressed > 0).then(|| format!("{}: {suppressed} more, not shown", self.what))
+    }
+}
+
+/// Writes `message()` to the log through `log`, which shows one line a second
+/// and counts the others.
+pub(crate) fn log_throttled(log: &Mutex<ThrottledLog>, message: impl FnOnce() -> String) {
+    let lines = log
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .event(Instant::now(), message);
+    for line in lines {
+        crate::log(&line);
     }
 }
 

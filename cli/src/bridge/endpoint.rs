@@ -26,18 +26,18 @@ use crate::bridge::pool::{self, Pool};
 use crate::bridge::routes::{self, Registration, Sent, call_request, event};
 use crate::bridge::session::Session;
 use crate::bridge::sessions::{Refusal, Sessions};
-use crate::http::activity::{Activity, RequestBody, ResponseBody};
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::connections::Connections;
-use crate::http::drain::Drain;
-use crate::http::failure::json_error;
-use crate::http::headers;
-use crate::http::site::Site;
+use crate::http::json_response::json_error;
+use crate::http::peer::Peer;
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::message::{Answer, cancelled_ids_among, requests_among};
 use crate::jsonrpc::nested;
 use crate::jsonrpc::own_answer::{self, INVALID_REQUEST};
+use crate::server::activity::{Activity, RequestBody, ResponseBody};
+use crate::server::connections::Connections;
+use crate::server::drain::Drain;
+use crate::server::site::Site;
 
 /// The session header of the transport.
 static SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -349,7 +349,7 @@ impl Site for Bridge {
     async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
-        _client: Arc<headers::Client>,
+        _client: Arc<Peer>,
         activity: Arc<Activity>,
     ) -> Result<Response<ResponseBody>, Infallible> {
         let request = request.map(|body| RequestBody::new(body, activity.clone()));

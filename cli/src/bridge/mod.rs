@@ -2,7 +2,7 @@
 //! over Streamable HTTP, a child per session, every answer through the layer
 //! as in the stdio mode. It is the stdio mode's child
 //! ([`Relay`](crate::stdio::relay::Relay), on a pair of pipes per session)
-//! behind the HTTP mode's server ([`accept`](crate::http::accept): the
+//! behind the HTTP mode's server ([`accept`](crate::server::listener): the
 //! limits on clients, the drain, the health listener).
 //!
 //! The files: `endpoint` (the transport's requests, answered), `session`
@@ -40,12 +40,12 @@ use std::sync::Arc;
 use crate::bridge::endpoint::Bridge;
 use crate::bridge::guard::Guard;
 use crate::bridge::sessions::Sessions;
-use crate::http::accept::{accept, accept_queued, bind};
-use crate::http::admin;
-use crate::http::client_limits::{self, ClientLimits};
-use crate::http::connections::Connections;
-use crate::http::stopping::Stopping;
 use crate::options::Options;
+use crate::server::admin;
+use crate::server::client_limits;
+use crate::server::connections::Connections;
+use crate::server::listener::{accept, accept_queued, bind};
+use crate::server::stopping::Stopping;
 use crate::stdio::{environment, exit_status};
 
 /// The endpoint's path when `--path` is not given.
@@ -78,8 +78,8 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
         }
     };
     client_limits::raise_descriptor_limit();
-    let (mut stopping, drain) = Stopping::install(&options);
-    let connections = Connections::new(ClientLimits::new(&options, 1));
+    let (mut stopping, drain) = Stopping::install(options.drain_timeout);
+    let connections = Connections::new(options.client_limits(1));
     let path = options
         .path
         .clone()

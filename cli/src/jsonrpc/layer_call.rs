@@ -5,7 +5,7 @@
 //! never woken for it. The stdio mode holds one with each such request
 //! (`crate::stdio::stack`), the HTTP mode with each such direct call and with
 //! every exchange, whose future holds the tool timeout's timer too and is
-//! polled while the answer is awaited (`crate::http::answer_rewriter`).
+//! polled while the answer is awaited (`crate::exchange::answer_rewriter`).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;

@@ -13,7 +13,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
-use crate::http::describe;
+use crate::telemetry::describe;
 
 /// How long a request to the collector may take when
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` does not say: the specification's default.

@@ -93,3 +93,16 @@ impl Visit for Message<'_, '_> {
         }
     }
 }
+
+/// An error and its sources, for the log: hyper's own `Display` says only
+/// "client error (Connect)".
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

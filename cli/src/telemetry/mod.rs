@@ -12,6 +12,7 @@ mod log;
 mod otlp;
 mod propagation;
 
+pub(crate) use log::describe;
 pub(crate) use propagation::{header_trace_context, spans_exported};
 
 use std::sync::atomic::{AtomicBool, Ordering};

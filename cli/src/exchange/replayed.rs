@@ -3,20 +3,18 @@
 //! `POST`'s stream) or sent on the session's `GET` stream.
 //!
 //! The proxy remembers the `tools/call`s it relayed in each session
-//! ([`SeenCalls`](crate::http::seen_calls::SeenCalls)). An
+//! ([`SeenCalls`](crate::exchange::seen_calls::SeenCalls)). An
 //! event on a `GET` stream at the MCP endpoint whose data answers one of them
 //! is rewritten as the layer rewrites it in an exchange (through the layer, the
 //! upstream's bytes kept but for the text it changes); the server's task ids
 //! of tasks this process knows become the client's
-//! ([`KnownTasks`](crate::http::task_ids::KnownTasks)); every other event, and
+//! ([`KnownTasks`](crate::exchange::task_ids::KnownTasks)); every other event, and
 //! an answer to a call this process did not relay, passes as it is. Events are
 //! relayed as they arrive; an event longer than
 //! [`crate::http::body::MAX_MESSAGE_BYTES`] ends the reading,
 //! and the rest of the stream passes through unread. A stream in `gzip` or
 //! `deflate` is read decoded, and the client gets it decoded
-//! ([`decoded`](crate::http::decoded)); one in another encoding passes as it is.
-
-use std::sync::Arc;
+//! ([`decoded`](crate::upstream::decoded)); one in another encoding passes as it is.
 
 use http_body_util::BodyExt;
 use hyper::Response;
@@ -25,22 +23,23 @@ use hyper::header::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::exchange::seen_calls::session;
+use crate::exchange::shared::Shared;
+use crate::exchange::task_ids::ToClient;
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
-use crate::http::client::UpstreamBody;
-use crate::http::decoded::{Encoding, ReadBody, decoded, encoding};
+use crate::http::headers;
 use crate::http::headers::{MediaType, media_type, passed_through};
-use crate::http::proxy::Proxy;
-use crate::http::seen_calls::session;
-use crate::http::task_ids::ToClient;
-use crate::http::{headers, sse};
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::message::{Answer, response_ids};
+use crate::upstream::client::UpstreamBody;
+use crate::upstream::decoded::{Encoding, ReadBody, decoded, encoding};
+use crate::upstream::sse;
 
 /// The upstream's response to a `GET` at the MCP endpoint in the session of
 /// `request_headers`: an event stream with its answers to remembered calls
 /// rewritten, anything else as it is.
 pub(crate) fn response(
-    proxy: Arc<Proxy>,
+    shared: Shared,
     request_headers: &HeaderMap,
     response: Response<UpstreamBody>,
 ) -> Response<ProxyBody> {
@@ -58,19 +57,14 @@ pub(crate) fn response(
     let (mut parts, body) = response.into_parts();
     headers::remove_hop_by_hop(&mut parts.headers);
     let (events, client_body) = ChannelBody::new();
-    tokio::spawn(relay(proxy, session, body, events));
+    tokio::spawn(relay(shared, session, body, events));
     Response::from_parts(parts, client_body.boxed())
 }
 
 /// Relays the stream event by event, rewriting answers to remembered calls.
-async fn relay(
-    proxy: Arc<Proxy>,
-    session: String,
-    mut body: ReadBody,
-    events: mpsc::Sender<Bytes>,
-) {
+async fn relay(shared: Shared, session: String, mut body: ReadBody, events: mpsc::Sender<Bytes>) {
     let mut splitter = sse::EventSplitter::default();
-    let to_client = ToClient::outside_exchanges(proxy.known_tasks());
+    let to_client = ToClient::outside_exchanges(shared.known_tasks());
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return;
@@ -80,7 +74,7 @@ async fn relay(
         };
         splitter.push(&chunk);
         while let Some(event) = splitter.next_event() {
-            let event = to_client.event(rewritten(&proxy, &session, event));
+            let event = to_client.event(rewritten(&shared, &session, event));
             if events.send(Bytes::from(event)).await.is_err() {
                 return;
             }
@@ -113,14 +107,14 @@ async fn pass_rest(mut body: ReadBody, events: mpsc::Sender<Bytes>) {
 
 /// `event`, its data rewritten when it answers a call of `session` that this
 /// process relayed and the layer changes that answer.
-fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
+fn rewritten(shared: &Shared, session: &str, event: Vec<u8>) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
     let Ok(answer) = crate::jsonrpc::nested::from_slice(&data) else {
         return event;
     };
-    let Some(tool) = answered_call(&answer).and_then(|id| proxy.seen_calls().tool(session, id))
+    let Some(tool) = answered_call(&answer).and_then(|id| shared.seen_calls().tool(session, id))
     else {
         return event;
     };
@@ -128,8 +122,8 @@ fn rewritten(proxy: &Proxy, session: &str, event: Vec<u8>) -> Vec<u8> {
     let call = json!({"jsonrpc": "2.0", "id": answer["id"], "method": "tools/call",
                       "params": {"name": tool}});
     let Some(layered) = layer_over_answer(
-        &proxy.layer(),
-        proxy.invalid_params(),
+        shared.layer(),
+        shared.invalid_params(),
         call,
         Answer::from_child(data.clone(), answer),
     ) else {

@@ -9,14 +9,13 @@
 //! may cut a long tool the user did not bound). Every other request waits for
 //! the head at most `--tool-timeout` when it is set (the bound a user gave to
 //! any call), and [`DEFAULT`] otherwise. The timeout ends with the answer of
-//! [`Failure::NoAnswerWithin`](crate::http::failure::Failure::NoAnswerWithin),
+//! [`Failure::NoAnswerWithin`](crate::exchange::failure::Failure::NoAnswerWithin),
 //! and the server is sent `notifications/cancelled`. Once an event stream's head
 //! has come, the stream is the server's to keep open (progress can last).
 
 use std::time::Duration;
 
 use crate::jsonrpc::layer_request::LayerRequest;
-use crate::options::Options;
 
 /// The bound on a request other than `tools/call` when `--tool-timeout` is not
 /// set: long enough for a slow listing or resource read, short enough that a
@@ -31,10 +30,9 @@ pub(crate) struct HeadTimeout {
 }
 
 impl HeadTimeout {
-    pub(crate) fn new(options: &Options) -> Self {
-        Self {
-            tool_timeout: options.tool_timeout,
-        }
+    /// The timeouts under `--tool-timeout`, `None` when it is not set.
+    pub(crate) fn new(tool_timeout: Option<Duration>) -> Self {
+        Self { tool_timeout }
     }
 
     /// The bound for the requests of a message (as the layer reads each:
@@ -54,14 +52,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::options::http_options;
 
     fn for_message(timeouts: &HeadTimeout, message: &Value) -> Option<Duration> {
         timeouts.for_requests(&LayerRequest::each_of(message))
-    }
-
-    fn head_timeout(options: &[&str]) -> HeadTimeout {
-        HeadTimeout::new(&http_options(options))
     }
 
     fn call(tool: &str) -> Value {
@@ -72,7 +65,7 @@ mod tests {
 
     #[test]
     fn without_tool_timeouts_calls_run_as_long_as_their_tools_and_the_rest_get_the_default() {
-        let timeouts = head_timeout(&[]);
+        let timeouts = HeadTimeout::new(None);
         assert_eq!(for_message(&timeouts, &call("build")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
         assert_eq!(for_message(&timeouts, &ping), Some(DEFAULT));
@@ -80,7 +73,7 @@ mod tests {
 
     #[test]
     fn a_tool_timeout_leaves_calls_to_the_layer_and_bounds_the_rest() {
-        let timeouts = head_timeout(&["--tool-timeout", "30s"]);
+        let timeouts = HeadTimeout::new(Some(Duration::from_secs(30)));
         assert_eq!(for_message(&timeouts, &call("build")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();
         assert_eq!(for_message(&timeouts, &ping), Some(Duration::from_secs(30)));
@@ -93,7 +86,8 @@ mod tests {
 
     #[test]
     fn a_tools_own_timeout_leaves_every_call_to_the_layer() {
-        let timeouts = head_timeout(&["--tool-timeout-for", "build=2m"]);
+        // `--tool-timeout-for build=2m` bounds `build` alone: the layer's.
+        let timeouts = HeadTimeout::new(None);
         assert_eq!(for_message(&timeouts, &call("build")), None);
         assert_eq!(for_message(&timeouts, &call("search")), None);
         let ping: Value = serde_json::from_str(PING).unwrap();

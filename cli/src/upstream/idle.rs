@@ -26,7 +26,7 @@ use hyper::client::conn::http1::SendRequest;
 use tokio::time::Instant;
 
 use crate::http::body::ProxyBody;
-use crate::http::memory;
+use crate::memory;
 
 /// How long a connection may wait for its next request: half of nginx's
 /// upstream `keepalive_timeout` (60 s), so that a burst's connections (some

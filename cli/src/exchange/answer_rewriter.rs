@@ -1,8 +1,8 @@
 //! What the client gets of the upstream's answer to a request at the MCP
 //! endpoint: the one place the HTTP mode decides it, whichever way the request
-//! went (a [`DirectCall`](crate::http::direct_call::DirectCall) or an
-//! [`exchange`](crate::http::exchange)) and whatever carries the answer (a
-//! JSON body or an event's data, [`answer_reader`](crate::http::answer_reader)).
+//! went (a [`DirectCall`](crate::exchange::direct_call::DirectCall) or an
+//! [`exchange`](crate::exchange::layered_exchange)) and whatever carries the answer (a
+//! JSON body or an event's data, [`answer_reader`](crate::exchange::answer_reader)).
 //!
 //! An answer is found by its id among the requests no answer reached yet
 //! ([`AwaitedRequests`]) and goes through the layer
@@ -33,7 +33,6 @@
 //! not read but a lenient client reads ([`unread`]) counts as an answer: the
 //! request it answers gets no answer of the proxy's as well.
 
-use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use hyper::Response;
@@ -41,24 +40,27 @@ use hyper::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::http::awaited_requests::AwaitedRequests;
+use crate::exchange::awaited_requests::AwaitedRequests;
+use crate::exchange::cancel::{Cancel, no_answer_response};
+use crate::exchange::failure::Failure;
+use crate::exchange::shared::Shared;
+use crate::exchange::task_ids::ToClient;
+use crate::exchange::unread;
 use crate::http::body::ProxyBody;
-use crate::http::cancel::{Cancel, no_answer_response};
-use crate::http::failure::{Failure, made_response};
-use crate::http::proxy::Proxy;
-use crate::http::task_ids::ToClient;
-use crate::http::unread;
+use crate::http::json_response::made_response;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::{Answer, response_ids};
+use crate::upstream::client::UpstreamClient;
 
 /// The requests of one message sent upstream, and what their answer becomes
 /// for the client.
 #[derive(Debug)]
 pub(crate) struct AnswerRewriter {
-    proxy: Arc<Proxy>,
+    /// The layer, and what it remembers.
+    shared: Shared,
     /// The requests sent, and which of them an answer reached: one the
     /// layer read, or one the proxy could not read and passed as the server
     /// wrote it.
@@ -104,7 +106,7 @@ impl AnswerRewriter {
     /// `plain_results_unread` when the message is one `tools/call` naming no
     /// task of the proxy's.
     pub(crate) fn new(
-        proxy: &Arc<Proxy>,
+        (shared, client): (&Shared, &UpstreamClient),
         (requests, batch): (Vec<LayerRequest>, bool),
         headers: &HeaderMap,
         to_client: ToClient,
@@ -114,14 +116,14 @@ impl AnswerRewriter {
         let requests = AwaitedRequests::new(requests);
         let ids = requests.ids();
         Self {
-            proxy: proxy.clone(),
+            shared: shared.clone(),
             requests,
             batch,
             ended: false,
             layer_work,
             plain_results_unread,
             to_client,
-            cancel: Cancel::new(proxy, headers, ids),
+            cancel: Cancel::new(shared, client, headers, ids),
         }
     }
 
@@ -210,7 +212,7 @@ impl AnswerRewriter {
             let value = self.whole(data)?;
             return self.layered(data, value, true, &[request]);
         }
-        let invalid_params = self.proxy.invalid_params().is_on();
+        let invalid_params = self.shared.invalid_params().is_on();
         let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params);
         let holds_future = matches!(self.layer_work, LayerWork::Future(..));
         if !may_change && (!fields.has_error || !holds_future) {
@@ -295,8 +297,8 @@ impl AnswerRewriter {
                     read.next().unwrap_or_default()
                 };
                 layer_over_answer(
-                    &self.proxy.layer(),
-                    self.proxy.invalid_params(),
+                    self.shared.layer(),
+                    self.shared.invalid_params(),
                     request,
                     answer,
                 )

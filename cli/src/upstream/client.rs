@@ -27,8 +27,8 @@ use hyper::{Request, Response, Uri};
 use tower_service::Service;
 
 use crate::http::body::{BoxError, ProxyBody};
-use crate::http::idle::{IDLE_TIMEOUT, Idle};
-use crate::http::upstream::{Connector, UpstreamUrl};
+use crate::upstream::idle::{IDLE_TIMEOUT, Idle};
+use crate::upstream::url::{Connector, UpstreamUrl};
 
 /// A worker's connections to the upstream.
 #[derive(Debug, Clone)]
@@ -38,6 +38,8 @@ pub(crate) struct UpstreamClient {
     origin: Uri,
     /// The `Host` of a request that has none (one the proxy makes).
     host: HeaderValue,
+    /// The upstream's MCP endpoint, where the proxy's own requests go.
+    endpoint: Uri,
     idle: Arc<Idle>,
 }
 
@@ -59,8 +61,14 @@ impl UpstreamClient {
             connector: connector.clone(),
             origin: Uri::from_parts(origin).expect("an origin and a path make a URI"),
             host: upstream.host().clone(),
+            endpoint: upstream.endpoint_uri(),
             idle: Idle::new(idle_timeout),
         }
+    }
+
+    /// The upstream's MCP endpoint.
+    pub(crate) fn endpoint(&self) -> &Uri {
+        &self.endpoint
     }
 
     /// How many of its connections wait for a request.
@@ -237,8 +245,8 @@ mod tests {
 
     use super::*;
     use crate::http::body::whole;
-    use crate::http::idle::MAX_IDLE;
-    use crate::http::upstream::{connector, parse_upstream};
+    use crate::upstream::idle::MAX_IDLE;
+    use crate::upstream::url::{connector, parse_upstream};
 
     /// An upstream on 127.0.0.1 that counts the connections it accepted:
     /// `/` answers `ok`, `/stream` a body that never ends; with `keep_alive`

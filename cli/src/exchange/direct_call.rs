@@ -5,29 +5,29 @@
 //!
 //! Such a call is one request (not a batch), of a tool no `--tool-timeout`
 //! applies to, naming no task id of the proxy's (nothing to translate before
-//! it goes upstream). Everything else is an [`exchange`](crate::http::exchange),
+//! it goes upstream). Everything else is an [`exchange`](crate::exchange::layered_exchange),
 //! whose layer future holds the timer. Both are answered by the same reader
-//! ([`answer_reader`](crate::http::answer_reader)); what differs is when the
+//! ([`answer_reader`](crate::exchange::answer_reader)); what differs is when the
 //! layer reads the call: here, when the answer comes
 //! ([`LayerWork::OnAnswer`]), or, when spans are exported, as the call is sent
 //! ([`LayerWork::Future`], with the trace context of the call's `params._meta`
 //! or of its `traceparent` header), so that the span covers the call.
 
-use std::sync::Arc;
-
 use hyper::header::HeaderMap;
 use hyper::{Request, Response};
 use serde_json::Value;
 
-use crate::http::answer_reader::answer;
-use crate::http::answer_rewriter::{AnswerRewriter, LayerWork};
+use crate::exchange::answer_reader::answer;
+use crate::exchange::answer_rewriter::{AnswerRewriter, LayerWork};
+use crate::exchange::shared::Shared;
+use crate::exchange::task_ids::{self, ToClient};
 use crate::http::body::ProxyBody;
-use crate::http::proxy::Proxy;
-use crate::http::task_ids::{self, ToClient};
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
-use crate::options::TimedTools;
+use crate::jsonrpc::timed_tools::TimedTools;
+use crate::server::drain::Drain;
+use crate::upstream::client::UpstreamClient;
 
 /// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]
@@ -92,19 +92,24 @@ impl DirectCall {
 
     /// What the client gets of the answer to the call, sent with `headers`:
     /// the layer's future is made now when the call's span is exported.
-    pub(crate) fn rewriter(self, proxy: &Arc<Proxy>, headers: &HeaderMap) -> AnswerRewriter {
-        let to_client = ToClient::for_call(&self.id, &self.tool, proxy.known_tasks());
+    pub(crate) fn rewriter(
+        self,
+        sending: (&Shared, &UpstreamClient),
+        headers: &HeaderMap,
+    ) -> AnswerRewriter {
+        let (shared, _) = sending;
+        let to_client = ToClient::for_call(&self.id, &self.tool, shared.known_tasks());
         let layer_work = match self.traced {
             // The span starts as the call is sent.
             Some(request) => {
                 let (sender, call) =
-                    LayerCall::call(&proxy.layer(), proxy.invalid_params(), request);
+                    LayerCall::call(shared.layer(), shared.invalid_params(), request);
                 LayerWork::Future(sender, call)
             }
             None => LayerWork::OnAnswer,
         };
         let requests = (vec![read_by_layer(&self.id, &self.tool)], false);
-        AnswerRewriter::new(proxy, requests, headers, to_client, layer_work, true)
+        AnswerRewriter::new(sending, requests, headers, to_client, layer_work, true)
     }
 }
 
@@ -117,14 +122,17 @@ fn read_by_layer(id: &Value, tool: &str) -> LayerRequest {
     }
 }
 
-/// Sends `request` (holding `call`) upstream and answers the client.
+/// Sends `request` (holding `call`) upstream through `client` and answers the
+/// client, unless the end of `drain` comes first.
 pub(crate) async fn exchange(
-    proxy: &Arc<Proxy>,
+    shared: &Shared,
+    client: &UpstreamClient,
+    drain: &Drain,
     request: Request<ProxyBody>,
     call: DirectCall,
 ) -> Response<ProxyBody> {
-    let rewriter = call.rewriter(proxy, request.headers());
-    answer(proxy, request, rewriter, None).await
+    let rewriter = call.rewriter((shared, client), request.headers());
+    answer(client, drain, request, rewriter, None).await
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! command then exits 0, as soon as every connection is closed, or after
 //! [`GRACE`].
 //!
-//! [`Failure::Drained`]: crate::http::failure::Failure::Drained
+//! [`Failure::Drained`]: crate::exchange::failure::Failure::Drained
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
-use crate::http::activity::Activity;
+use crate::server::activity::Activity;
 
 /// The drain timeout when `--drain-timeout` does not say.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -2,10 +2,10 @@
 //! stateful server gives; a stateless request cannot be resumed), at most
 //! [`MAX_SEEN_CALLS`] of them, the oldest forgotten first: so that an answer
 //! replayed on a resumed stream or sent on a `GET` stream
-//! ([`replayed`](crate::http::replayed)) is rewritten with its tool, and so
+//! ([`replayed`](crate::exchange::replayed)) is rewritten with its tool, and so
 //! that a call the client cancelled (its `notifications/cancelled`, sent on
 //! any connection of the session) is neither answered nor cancelled by the
-//! proxy ([`Cancel`](crate::http::cancel::Cancel)), as the stdio mode
+//! proxy ([`Cancel`](crate::exchange::cancel::Cancel)), as the stdio mode
 //! withdraws it.
 //!
 //! A cancellation is a mark on a call remembered, the client's or the proxy's,

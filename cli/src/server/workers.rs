@@ -1,12 +1,12 @@
-//! The proxy's workers: one per CPU, as reverse proxies such as nginx run
+//! A listener's workers: one per CPU, as reverse proxies such as nginx run
 //! theirs. Each is a thread with a runtime of its own that accepts from the
-//! shared listener and serves its connections to the end: a connection, its
-//! exchanges and the pooled connections to the upstream they use stay on one
-//! thread, with no hand-off between threads on the way of a call (a runtime
-//! that moves tasks between threads costs more per call at low load). What
-//! requests share (the layer's memory of tasks, the calls seen, the tools
-//! listed, the drain) is shared by all workers. The main thread is a worker
-//! too, and handles the signals and the drain.
+//! shared listener and serves its connections to the end with a site of its
+//! own: a connection, what it serves, and whatever that uses per worker (the
+//! HTTP mode's connections to the upstream) stay on one thread, with no
+//! hand-off between threads on the way of a request (a runtime that moves
+//! tasks between threads costs more per request at low load). What the sites
+//! share is theirs to share. The main thread is a worker too, and handles the
+//! signals and the drain.
 
 use std::net::TcpListener as StdListener;
 use std::num::NonZero;
@@ -15,10 +15,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::http::accept::accept;
-use crate::http::client::UpstreamClient;
-use crate::http::proxy::Proxy;
-use crate::http::upstream::Connector;
+use crate::server::listener::accept;
+use crate::server::site::Site;
 
 /// The workers started besides the main thread.
 #[derive(Debug)]
@@ -37,10 +35,10 @@ pub(crate) fn count() -> usize {
 
 impl Workers {
     /// Starts a worker per CPU but one, each accepting from a copy of
-    /// `listener` with a proxy of its own, made from `proxy` with a client over
-    /// `connector`; returns once each accepts. A worker that cannot start is
+    /// `listener` and serving a site of its own, made by `new_site` on this
+    /// thread; returns once each accepts. A worker that cannot start is
     /// logged, and the others serve.
-    pub(crate) fn start(listener: &StdListener, proxy: &Proxy, connector: &Connector) -> Self {
+    pub(crate) fn start<S: Site>(listener: &StdListener, mut new_site: impl FnMut() -> S) -> Self {
         let (stop, stopping) = watch::channel(false);
         let (closed, stopped) = mpsc::channel(1);
         // Each worker drops its sender once it accepts (or could not start).
@@ -53,7 +51,7 @@ impl Workers {
                     break;
                 }
             };
-            let proxy = proxy.for_worker(UpstreamClient::new(connector, proxy.upstream()));
+            let site = new_site();
             let (mut stopping, closed) = (stopping.clone(), closed.clone());
             let starting = starting.clone();
             let started = std::thread::Builder::new()
@@ -77,10 +75,10 @@ impl Workers {
                                 return;
                             }
                         };
-                        let proxy = Arc::new(proxy);
+                        let site = Arc::new(site);
                         drop(starting);
-                        accept(&listener, &proxy, stopping.wait_for(|stop| *stop)).await;
-                        drop((listener, closed, proxy));
+                        accept(&listener, &site, stopping.wait_for(|stop| *stop)).await;
+                        drop((listener, closed, site));
                         // The connections it serves run until the process exits.
                         std::future::pending::<()>().await;
                     });

@@ -1,5 +1,5 @@
 //! How a listening mode (the HTTP mode, the bridge) stops: SIGTERM or SIGINT
-//! ends the accept loop, then the drain ([`drain`](crate::http::drain)) gives
+//! ends the accept loop, then the drain ([`drain`](crate::server::drain)) gives
 //! the calls in flight `--drain-timeout`; a second signal ends the drain at
 //! once (what is still waiting is answered then), a third exits without
 //! waiting for those answers to be written.
@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::http::drain::{self, Drain, Phase};
-use crate::options::Options;
+use crate::server::drain::{self, Drain, Phase};
 use crate::signals::Stops;
 
 /// The signals that stop the process, and the drain they start.
@@ -25,7 +24,9 @@ impl Stopping {
     /// Takes SIGTERM and SIGINT over; the drain every connection follows.
     /// Installed before the listener accepts, so that a signal sent once
     /// `listening on` is printed is seen.
-    pub(crate) fn install(options: &Options) -> (Self, Drain) {
+    /// The drain gives the calls in flight `drain_timeout`,
+    /// [`drain::DEFAULT_TIMEOUT`] when `None`.
+    pub(crate) fn install(drain_timeout: Option<Duration>) -> (Self, Drain) {
         let stops = match Stops::install() {
             Ok(stops) => Some(stops),
             Err(error) => {
@@ -39,7 +40,7 @@ impl Stopping {
         let stopping = Self {
             stops,
             phase,
-            drain_timeout: options.drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT),
+            drain_timeout: drain_timeout.unwrap_or(drain::DEFAULT_TIMEOUT),
         };
         (stopping, drain)
     }

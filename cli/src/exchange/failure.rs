@@ -12,13 +12,13 @@
 
 use std::time::Duration;
 
-use hyper::header::{self, HeaderValue};
-use hyper::{Response, StatusCode, Uri};
+use hyper::{StatusCode, Uri};
 use mcp_tool_errors::NoAnswer;
 use serde_json::Value;
 
-use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::client::UpstreamError;
+use crate::http::body::MAX_MESSAGE_BYTES;
+use crate::telemetry::describe;
+use crate::upstream::client::UpstreamError;
 
 /// Why the upstream did not answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub(crate) enum Failure {
     Status(StatusCode),
     /// The proxy was stopped, and the drain timeout passed first.
     Drained,
-    /// No response head within this time ([`head_timeout`](crate::http::head_timeout)).
+    /// No response head within this time ([`head_timeout`](crate::upstream::head_timeout)).
     NoAnswerWithin(Duration),
     /// A JSON answer or an event longer than [`MAX_MESSAGE_BYTES`].
     TooLarge,
@@ -80,7 +80,7 @@ impl Failure {
 
     /// The answer to each of `requests` (each id, and whether it is a
     /// `tools/call`; sent as a `batch` or one): the requests nothing answered
-    /// ([`answer_rewriter`](crate::http::answer_rewriter)), so that the proxy
+    /// ([`answer_rewriter`](crate::exchange::answer_rewriter)), so that the proxy
     /// never answers a request twice. `Null` when there is none.
     pub(crate) fn answer_to(self, requests: &[(Value, bool)], batch: bool) -> Value {
         let sentence = self.sentence();
@@ -124,46 +124,6 @@ impl Failure {
         crate::log("the drain timeout passed before the server answered");
         Self::Drained
     }
-}
-
-/// A `200` whose JSON body is an answer the proxy made.
-pub(crate) fn made_response(bytes: Vec<u8>) -> Response<ProxyBody> {
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(whole(bytes))
-        .expect("a status and a content type make a response")
-}
-
-/// A `status` whose JSON body is a JSON-RPC error with no id, `code` and
-/// `message`: the bridge's refusals, and the answer to a body that is no
-/// JSON at the endpoint (the bridge's and the reverse proxy's).
-pub(crate) fn json_error(status: StatusCode, code: i64, message: &str) -> Response<ProxyBody> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {"code": code, "message": message},
-        "id": null,
-    });
-    let mut response = Response::new(whole(body.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// An error and its sources, for the log: hyper's own `Display` says only
-/// "client error (Connect)".
-pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -32,10 +32,9 @@ use hyper::body::{Body, Bytes, Frame};
 use hyper::header::{self, HeaderMap, HeaderName};
 
 use crate::http::body::MAX_MESSAGE_BYTES;
-use crate::http::client::UpstreamBody;
 use crate::http::headers::{MediaType, media_type};
-use crate::http::unread::log_throttled;
-use crate::throttled_log::ThrottledLog;
+use crate::throttled_log::{ThrottledLog, log_throttled};
+use crate::upstream::client::UpstreamBody;
 
 /// The media type of the upstream's response to a request at the endpoint,
 /// when it is an answer the proxy reads: a 2xx or 5xx in JSON or as an event

@@ -1,10 +1,10 @@
 //! The one place the HTTP mode reads the upstream's response to JSON-RPC
 //! requests at the MCP endpoint, whichever way they went (a
-//! [`DirectCall`](crate::http::direct_call::DirectCall) or an
-//! [`exchange`](crate::http::exchange)), with or without a timeout or a span:
+//! [`DirectCall`](crate::exchange::direct_call::DirectCall) or an
+//! [`exchange`](crate::exchange::layered_exchange)), with or without a timeout or a span:
 //! the request is sent, its response head awaited, then its JSON body read
 //! whole or its event stream rewritten as it passes
-//! ([`answer_stream`](crate::http::answer_stream)); what the client gets of
+//! ([`answer_stream`](crate::exchange::answer_stream)); what the client gets of
 //! the answer is the [`AnswerRewriter`]'s.
 //!
 //! What ends the wait before the answer, each answered through the layer as
@@ -16,17 +16,16 @@
 //! - the layer's own answer (the tool timeout): the upstream request is
 //!   dropped, and the server is sent `notifications/cancelled`;
 //! - no response head within the bound of
-//!   [`head_timeout`](crate::http::head_timeout), and the end of a drain
-//!   ([`drain`](crate::http::drain)): the server is sent
+//!   [`head_timeout`](crate::upstream::head_timeout), and the end of a drain
+//!   ([`drain`](crate::server::drain)): the server is sent
 //!   `notifications/cancelled` too.
 //!
 //! A response that holds no answer (a 4xx, a redirect, an encoding the proxy
 //! does not decode) passes as it is, and the layer sees its request
 //! withdrawn. A gzip or deflate answer is decoded before it is read
-//! ([`decoded`](crate::http::decoded)).
+//! ([`decoded`](crate::upstream::decoded)).
 
 use std::future::poll_fn;
-use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -34,15 +33,15 @@ use hyper::body::{Body, Bytes};
 use hyper::header;
 use hyper::{Request, Response};
 
-use crate::http::answer_rewriter::{AnswerRewriter, UpstreamMessage, made_or_none};
-use crate::http::answer_stream::stream_response;
+use crate::exchange::answer_rewriter::{AnswerRewriter, UpstreamMessage, made_or_none};
+use crate::exchange::answer_stream::stream_response;
+use crate::exchange::failure::Failure;
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::client::UpstreamError;
-use crate::http::decoded::{Encoding, answer_type, decoded, encoding};
-use crate::http::drain::{Drain, Phase};
-use crate::http::failure::{Failure, describe};
 use crate::http::headers::{self, MediaType, passed_through};
-use crate::http::proxy::Proxy;
+use crate::server::drain::{Drain, Phase};
+use crate::telemetry::describe;
+use crate::upstream::client::{UpstreamClient, UpstreamError};
+use crate::upstream::decoded::{Encoding, answer_type, decoded, encoding};
 
 /// What ended the wait for the response head.
 enum HeadWait<R> {
@@ -58,12 +57,12 @@ enum HeadWait<R> {
 /// makes of the response; the response head may take at most
 /// `head_timeout`, when there is one.
 pub(crate) async fn answer(
-    proxy: &Arc<Proxy>,
+    client: &UpstreamClient,
+    drain: &Drain,
     request: Request<ProxyBody>,
     mut rewriter: AnswerRewriter,
     head_timeout: Option<Duration>,
 ) -> Response<ProxyBody> {
-    let drain = proxy.drain().clone();
     let wait = {
         let head_timeout = async {
             match head_timeout {
@@ -76,7 +75,7 @@ pub(crate) async fn answer(
         };
         tokio::select! {
             biased;
-            response = proxy.client().request(request) => HeadWait::Came(response),
+            response = client.request(request) => HeadWait::Came(response),
             () = drain.reached(Phase::Expired) => HeadWait::Drained,
             timeout = head_timeout => HeadWait::TimedOut(timeout),
             answer = poll_fn(|cx| rewriter.poll_layer_answer(cx)) => HeadWait::LayerAnswered(answer),
@@ -85,14 +84,14 @@ pub(crate) async fn answer(
     let response = match wait {
         HeadWait::Came(Ok(response)) => response,
         HeadWait::Came(Err(error)) => {
-            let failure = Failure::no_response(&proxy.endpoint(), &error);
+            let failure = Failure::no_response(client.endpoint(), &error);
             return rewriter.failed_response(failure, false);
         }
         HeadWait::Drained => return rewriter.failed_response(Failure::drained(), true),
         HeadWait::TimedOut(timeout) => {
             crate::log(&format!(
                 "no answer from {} within {}: cancelling the request",
-                proxy.endpoint(),
+                client.endpoint(),
                 humantime::format_duration(timeout)
             ));
             return rewriter.failed_response(Failure::NoAnswerWithin(timeout), true);
@@ -106,15 +105,25 @@ pub(crate) async fn answer(
     };
     match (encoding(response.headers()), media_type) {
         (Encoding::Identity, MediaType::EventStream) => {
-            stream_response(response, rewriter, drain).await
+            stream_response(response, rewriter, drain.clone()).await
         }
-        (Encoding::Identity, _) => json_answer(response, rewriter, drain).await,
+        (Encoding::Identity, _) => json_answer(response, rewriter, drain.clone()).await,
         // Boxed: the future of this rare case does not make every call's larger.
         (Encoding::Decoded(format), MediaType::EventStream) => {
-            Box::pin(stream_response(decoded(response, format), rewriter, drain)).await
+            Box::pin(stream_response(
+                decoded(response, format),
+                rewriter,
+                drain.clone(),
+            ))
+            .await
         }
         (Encoding::Decoded(format), _) => {
-            Box::pin(json_answer(decoded(response, format), rewriter, drain)).await
+            Box::pin(json_answer(
+                decoded(response, format),
+                rewriter,
+                drain.clone(),
+            ))
+            .await
         }
         (Encoding::Other, _) => {
             rewriter.withdraw();

@@ -13,7 +13,7 @@
 //! No timer per connection: a timer pending in a worker's runtime makes each
 //! of its turns dearer (see `idle`, where the same choice was measured). Each
 //! connection writes down what it does and since when
-//! ([`Activity`](crate::http::activity::Activity)), and a thread of the
+//! ([`Activity`](crate::server::activity::Activity)), and a thread of the
 //! process, the sweep, reads them ten times per shortest limit (at most a
 //! second apart), so that a connection is closed within a tenth of its limit
 //! of it, early or late (the time a connection writes is the sweep's last).
@@ -27,9 +27,9 @@ use std::time::Duration;
 
 use tokio::net::TcpStream;
 
-use crate::http::activity::{self, Activity, WatchedStream};
-use crate::http::client_limits::ClientLimits;
-use crate::http::memory::{self, Bursts};
+use crate::memory::{self, Bursts};
+use crate::server::activity::{self, Activity, WatchedStream};
+use crate::server::client_limits::ClientLimits;
 
 /// How many times per shortest limit the sweep looks.
 const SWEEPS_PER_LIMIT: u32 = 10;

@@ -34,8 +34,8 @@ use std::sync::{Arc, Mutex};
 use hyper::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
-use crate::http::sse;
 use crate::jsonrpc::message::answers;
+use crate::upstream::sse;
 
 /// What starts the ids the proxy makes (and names the format's version).
 const PREFIX: &str = "mte1";

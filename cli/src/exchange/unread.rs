@@ -5,7 +5,7 @@
 //! read more: bytes that are not UTF-8 replaced. An event whose data the proxy could not read
 //! as the answer it awaits is looked at once more, as such a client reads it,
 //! before it passes; the requests it answers count as answered, so that the
-//! proxy's own answer ([`Failure`](crate::http::failure::Failure), at the end
+//! proxy's own answer ([`Failure`](crate::exchange::failure::Failure), at the end
 //! of the stream or of a drain) goes only to the requests nothing answered.
 //! Reading an answer that way costs nothing on the common path: only the data
 //! of an event that the strict reading found to be no answer of the awaited
@@ -14,10 +14,9 @@
 use std::sync::{LazyLock, Mutex};
 
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::jsonrpc::message::{answers, response_ids};
-use crate::throttled_log::ThrottledLog;
+use crate::throttled_log::{ThrottledLog, log_throttled};
 
 /// The ids among `awaited` that the message `data` (an event's data, which
 /// the proxy could not read as an answer to one of them) answers, as a
@@ -56,18 +55,6 @@ pub(crate) fn log_answer_passed_unread() {
 
 /// How the log line of an answer the proxy could not read begins.
 const ANSWER_PASSED_UNREAD: &str = "an answer the proxy could not read";
-
-/// Writes `message()` to the log through `log`, which shows one line a second
-/// and counts the others.
-pub(crate) fn log_throttled(log: &Mutex<ThrottledLog>, message: impl FnOnce() -> String) {
-    let lines = log
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .event(Instant::now(), message);
-    for line in lines {
-        crate::log(&line);
-    }
-}
 
 #[cfg(test)]
 mod tests {

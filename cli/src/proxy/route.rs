@@ -4,7 +4,7 @@
 //! `tools/call` no timeout applies to is a [`DirectCall`], a body that is no
 //! JSON is answered `400` (`-32700`) and a batch holding an id twice `-32600`
 //! (`crate::jsonrpc::id_in_use`), neither sent on, any other holding
-//! JSON-RPC requests an [`exchange`](crate::http::exchange); anything else
+//! JSON-RPC requests an [`exchange`](crate::exchange::layered_exchange); anything else
 //! streams through both ways as it is. `CONNECT` is answered `405`: the proxy
 //! opens no tunnels.
 
@@ -17,28 +17,53 @@ use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
 use serde_json::Value;
 
-use crate::http::activity::{Activity, RequestBody, ResponseBody};
+use crate::exchange::cancel::no_answer_response;
+use crate::exchange::direct_call::{self, DirectCall};
+use crate::exchange::layered_exchange::exchange;
+use crate::exchange::{replayed, task_ids};
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
-use crate::http::cancel::no_answer_response;
-use crate::http::direct_call::{self, DirectCall};
-use crate::http::exchange::exchange;
-use crate::http::failure::{describe, json_error, made_response};
 use crate::http::headers::passed_through;
-use crate::http::proxy::Proxy;
-use crate::http::{headers, replayed, task_ids};
+use crate::http::json_response::{json_error, made_response};
+use crate::http::peer::Peer;
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::message::{Answer, requests};
 use crate::jsonrpc::own_answer::PARSE_ERROR;
+use crate::proxy::reverse_proxy::ReverseProxy;
+use crate::server::activity::{Activity, RequestBody, ResponseBody};
+use crate::server::connections::Connections;
+use crate::server::drain::Drain;
+use crate::server::site::Site;
+use crate::telemetry::describe;
+use crate::upstream::forwarded;
 
-/// Answers one request of `client`, on a connection whose `activity` learns
+impl Site for ReverseProxy {
+    fn connections(&self) -> &Arc<Connections> {
+        &self.connections
+    }
+
+    fn drain(&self) -> &Drain {
+        &self.drain
+    }
+
+    fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        peer: Arc<Peer>,
+        activity: Arc<Activity>,
+    ) -> impl Future<Output = Result<Response<ResponseBody>, Infallible>> + Send + 'static {
+        handle(self, request, peer, activity)
+    }
+}
+
+/// Answers one request of `peer`, on a connection whose `activity` learns
 /// when the request's body waits and when its answer ends. One function, with
 /// no future of its own around it: a future nested in another is moved
 /// whole when made, and this one is large.
-pub(crate) async fn handle(
-    proxy: Arc<Proxy>,
+async fn handle(
+    proxy: Arc<ReverseProxy>,
     request: Request<Incoming>,
-    client: Arc<headers::Client>,
+    peer: Arc<Peer>,
     activity: Arc<Activity>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let (mut parts, body) = request.into_parts();
@@ -48,23 +73,23 @@ pub(crate) async fn handle(
         if parts.method == Method::CONNECT {
             break 'answer no_tunnel();
         }
-        let at_endpoint = proxy.upstream().is_endpoint(parts.uri.path());
+        let at_endpoint = proxy.upstream.is_endpoint(parts.uri.path());
         let is_mcp = parts.method == Method::POST && at_endpoint;
-        parts.uri = proxy.upstream().uri_for(parts.uri.path_and_query());
+        parts.uri = proxy.upstream.uri_for(parts.uri.path_and_query());
         parts.version = Version::HTTP_11;
-        client_host = headers::for_upstream(
+        client_host = forwarded::for_upstream(
             &mut parts.headers,
-            &client,
-            proxy.upstream().host(),
-            proxy.forwarded_headers(),
+            &peer,
+            proxy.upstream.host(),
+            proxy.forwarded_headers,
         );
         if parts.method == Method::GET && at_endpoint {
             // The session's stream, or a resumed one: answers to calls this
             // process relayed are rewritten there too.
             let headers = parts.headers.clone();
             let request = Request::from_parts(parts, streamed(body));
-            break 'answer match proxy.client().request(request).await {
-                Ok(response) => replayed::response(proxy.clone(), &headers, response),
+            break 'answer match proxy.client.request(request).await {
+                Ok(response) => replayed::response(proxy.shared.clone(), &headers, response),
                 Err(error) => bad_gateway(&proxy, &error),
             };
         }
@@ -82,14 +107,22 @@ pub(crate) async fn handle(
             // The client is gone, or sent a broken body: nobody to answer.
             Err(_) => break 'answer status_only(StatusCode::BAD_REQUEST),
         };
-        if let Some(call) = DirectCall::read(&bytes, &parts.headers, proxy.timed_tools()) {
+        if let Some(call) = DirectCall::read(&bytes, &parts.headers, &proxy.timed_tools) {
             proxy
+                .shared
                 .seen_calls()
                 .remember_call(&parts.headers, call.id(), call.tool());
             // The answer is read: it must come as the server wrote it.
             parts.headers.remove(header::ACCEPT_ENCODING);
             let request = Request::from_parts(parts, whole(bytes));
-            break 'answer direct_call::exchange(&proxy, request, call).await;
+            break 'answer direct_call::exchange(
+                &proxy.shared,
+                &proxy.client,
+                &proxy.drain,
+                request,
+                call,
+            )
+            .await;
         }
         let Ok(mut message) = crate::jsonrpc::nested::from_slice(&bytes) else {
             // A body the proxy cannot read goes no further, answered as the
@@ -117,7 +150,7 @@ pub(crate) async fn handle(
         };
         // Before it goes upstream: the calls it makes, and those it cancels
         // (the server may end a cancelled call's stream at once).
-        if proxy.seen_calls().remember(&parts.headers, &message) {
+        if proxy.shared.seen_calls().remember(&parts.headers, &message) {
             // The proxy cancelled that call already: the server was told.
             break 'answer no_answer_response();
         }
@@ -130,7 +163,8 @@ pub(crate) async fn handle(
         parts.headers.remove(header::ACCEPT_ENCODING);
         crate::telemetry::header_trace_context(&parts.headers, &mut message);
         exchange(
-            &proxy,
+            (&proxy.shared, &proxy.client),
+            (&proxy.drain, &proxy.head_timeout),
             Request::from_parts(parts, whole(bytes)),
             message,
             &opened,
@@ -138,15 +172,15 @@ pub(crate) async fn handle(
         .await
     };
     if let Some(client_host) = &client_host {
-        headers::locations_to_client(response.headers_mut(), proxy.upstream(), client_host);
+        forwarded::locations_to_client(response.headers_mut(), &proxy.upstream, client_host);
     }
     Ok(response.map(|body| ResponseBody::new(body, activity)))
 }
 
 /// Forwards a request, and its response back, as they stream; a response
 /// that never came is a 502, as a reverse proxy answers.
-async fn forward(proxy: &Proxy, request: Request<ProxyBody>) -> Response<ProxyBody> {
-    match proxy.client().request(request).await {
+async fn forward(proxy: &ReverseProxy, request: Request<ProxyBody>) -> Response<ProxyBody> {
+    match proxy.client.request(request).await {
         Ok(response) => passed_through(response),
         Err(error) => bad_gateway(proxy, &error),
     }
@@ -155,9 +189,10 @@ async fn forward(proxy: &Proxy, request: Request<ProxyBody>) -> Response<ProxyBo
 /// The client's response to `message`, refused before it went upstream
 /// with the answer `refusal`, which the layer reads as the server's, as the
 /// stdio mode answers a request it refuses.
-fn refusal_response(proxy: &Proxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
+fn refusal_response(proxy: &ReverseProxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
     let made = refusal.value.clone();
-    let answer = layer_over_answer(&proxy.layer(), proxy.invalid_params(), message, refusal)
+    let shared = &proxy.shared;
+    let answer = layer_over_answer(shared.layer(), shared.invalid_params(), message, refusal)
         .unwrap_or_else(|| Answer::made(made));
     let mut bytes = answer.into_line().0;
     // A made answer is a line: the body ends it.
@@ -168,10 +203,13 @@ fn refusal_response(proxy: &Proxy, message: Value, refusal: Answer) -> Response<
 }
 
 /// A `502`, as a reverse proxy answers a request it could not forward.
-fn bad_gateway(proxy: &Proxy, error: &(dyn std::error::Error + 'static)) -> Response<ProxyBody> {
+fn bad_gateway(
+    proxy: &ReverseProxy,
+    error: &(dyn std::error::Error + 'static),
+) -> Response<ProxyBody> {
     crate::log(&format!(
         "cannot forward to {}: {}",
-        proxy.upstream().endpoint_uri(),
+        proxy.client.endpoint(),
         describe(error)
     ));
     status_only(StatusCode::BAD_GATEWAY)

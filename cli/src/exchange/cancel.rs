@@ -5,24 +5,23 @@
 //!
 //! A call the client cancelled itself (its own `notifications/cancelled`, on
 //! any connection of the session, which went to the server as it was: see
-//! [`SeenCalls`](crate::http::seen_calls::SeenCalls)) is withdrawn, as the
+//! [`SeenCalls`](crate::exchange::seen_calls::SeenCalls)) is withdrawn, as the
 //! stdio mode withdraws it: the proxy neither answers it (the client has
 //! forgotten the id, and the TypeScript SDK reports an answer to it as an
 //! error) nor cancels it a second time; and the client's cancellation of a
 //! call the proxy cancelled first is not sent again. A stream the client
 //! closed is no cancellation, as the transport says.
 
-use std::sync::Arc;
-
 use http_body_util::BodyExt;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::exchange::shared::Shared;
 use crate::http::body::{ProxyBody, whole};
-use crate::http::failure::describe;
-use crate::http::proxy::Proxy;
 use crate::jsonrpc::message::{answers, response_ids};
+use crate::telemetry::describe;
+use crate::upstream::client::UpstreamClient;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -39,17 +38,26 @@ const SESSION: usize = 0;
 /// `notifications/cancelled` for the requests the proxy gave up.
 #[derive(Debug)]
 pub(crate) struct Cancel {
-    proxy: Arc<Proxy>,
+    /// The calls seen, where the client's own cancellations are.
+    shared: Shared,
+    /// Where a cancellation goes.
+    client: UpstreamClient,
     /// The values of [`CANCEL_HEADERS`] the request had.
     headers: [Option<HeaderValue>; 3],
     ids: Vec<Value>,
 }
 
 impl Cancel {
-    /// For the requests `ids`, sent with `headers`.
-    pub(crate) fn new(proxy: &Arc<Proxy>, headers: &HeaderMap, ids: Vec<Value>) -> Self {
+    /// For the requests `ids`, sent with `headers` through `client`.
+    pub(crate) fn new(
+        shared: &Shared,
+        client: &UpstreamClient,
+        headers: &HeaderMap,
+        ids: Vec<Value>,
+    ) -> Self {
         Self {
-            proxy: proxy.clone(),
+            shared: shared.clone(),
+            client: client.clone(),
             headers: CANCEL_HEADERS.map(|name| headers.get(name).cloned()),
             ids,
         }
@@ -87,7 +95,7 @@ impl Cancel {
         else {
             return Vec::new();
         };
-        let seen = self.proxy.seen_calls();
+        let seen = self.shared.seen_calls();
         let withdrawn: Vec<&Value> = given_up
             .iter()
             .copied()
@@ -118,7 +126,7 @@ impl Cancel {
                 "method": "notifications/cancelled",
                 "params": {"requestId": id, "reason": mcp_tool_errors::TIMEOUT_CANCELLATION_REASON},
             });
-            let mut request = Request::post(self.proxy.endpoint())
+            let mut request = Request::post(self.client.endpoint())
                 .header(header::CONTENT_TYPE, "application/json")
                 .header(header::ACCEPT, "application/json, text/event-stream");
             for (name, value) in CANCEL_HEADERS.iter().zip(&self.headers) {
@@ -131,9 +139,9 @@ impl Cancel {
             let request = request
                 .body(whole(body))
                 .expect("a URI and headers of a request make a request");
-            let proxy = self.proxy.clone();
+            let client = self.client.clone();
             tokio::spawn(async move {
-                match proxy.client().request(request).await {
+                match client.request(request).await {
                     Ok(response) => {
                         let _ = response.into_body().collect().await;
                     }

@@ -26,10 +26,10 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::http::connections::Connections;
-use crate::http::drain::{self, Phase};
-use crate::http::headers;
-use crate::http::site::Site;
+use crate::http::peer::Peer;
+use crate::server::connections::Connections;
+use crate::server::drain::{self, Phase};
+use crate::server::site::Site;
 use crate::throttled_log::ThrottledLog;
 
 /// The listen queue when the system does not say its most, eight times the
@@ -189,14 +189,13 @@ fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr, q
         let drain = site.drain().clone();
         let request_read = Arc::new(Notify::new());
         let read = request_read.clone();
-        let client = Arc::new(headers::Client::new(client_address));
+        let peer = Arc::new(Peer::new(client_address));
         let activity = stream.activity().clone();
         let answered = activity.clone();
         let service = service_fn(move |request| {
             read.notify_one();
             activity.request_started();
-            site.clone()
-                .handle(request, client.clone(), activity.clone())
+            site.clone().handle(request, peer.clone(), activity.clone())
         });
         // No timer of hyper's (`header_read_timeout`): the limits on clients
         // are the sweep's (`connections`).

@@ -4,7 +4,7 @@
 //! [`AnswerRewriter`], the other events' task ids made the client's.
 //!
 //! While the answer is awaited, the stream also ends with an answer of the
-//! proxy's or the layer's ([`answer_reader`](crate::http::answer_reader)):
+//! proxy's or the layer's ([`answer_reader`](crate::exchange::answer_reader)):
 //! when it ends or is cut before the answer, when an event is larger than
 //! [`MAX_MESSAGE_BYTES`], at the end of a drain, at the layer's own answer
 //! (the tool timeout). A stream the server ends on purpose after an event id
@@ -30,11 +30,13 @@ use hyper::Response;
 use hyper::body::{Body, Bytes, Frame};
 use hyper::header;
 
-use crate::http::answer_rewriter::{AnswerRewriter, UpstreamMessage};
+use crate::exchange::answer_rewriter::{AnswerRewriter, UpstreamMessage};
+use crate::exchange::failure::Failure;
 use crate::http::body::{BoxError, MAX_MESSAGE_BYTES, ProxyBody};
-use crate::http::drain::{Drain, Phase};
-use crate::http::failure::{Failure, describe};
-use crate::http::{headers, sse};
+use crate::http::headers;
+use crate::server::drain::{Drain, Phase};
+use crate::telemetry::describe;
+use crate::upstream::sse;
 
 /// How many turns of the runtime the proxy waits for what the upstream sent
 /// together: before an event stream's head is sent, for the events that came
@@ -353,16 +355,16 @@ where
 #[cfg(test)]
 mod tests {
     use std::collections::VecDeque;
-    use std::sync::Arc;
 
     use hyper::header::HeaderMap;
 
     use super::*;
-    use crate::http::client::UpstreamClient;
-    use crate::http::direct_call::DirectCall;
-    use crate::http::proxy::Proxy;
-    use crate::http::upstream::{self, parse_upstream};
-    use crate::options::http_options;
+    use crate::exchange::direct_call::DirectCall;
+    use crate::exchange::shared::Shared;
+    use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+    use crate::jsonrpc::timed_tools::TimedTools;
+    use crate::upstream::client::UpstreamClient;
+    use crate::upstream::url::{connector, parse_upstream};
 
     /// An upstream event stream as hyper's client hands it on: a frame, or
     /// nothing yet (the connection's task has not run) on a turn.
@@ -397,14 +399,17 @@ mod tests {
     /// end goes in its write).
     async fn client_frames(frames: &[Option<&'static str>]) -> Vec<(String, bool)> {
         let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
-        let client = UpstreamClient::new(&upstream::connector(&url).expect("a connector"), &url);
+        let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
         // Held to the end: without it, the drain is over.
         let (_serving, drain) = Drain::new();
-        let proxy = Arc::new(Proxy::new(url, client, &http_options(&[]), drain.clone()));
-        let options = http_options(&[]);
-        let call = DirectCall::read(CALL.as_bytes(), &HeaderMap::new(), &options.timed_tools())
-            .expect("a direct call");
-        let rewriter = call.rewriter(&proxy, &HeaderMap::new());
+        let shared = Shared::new(
+            mcp_tool_errors::ToolErrorLayer::new(),
+            InvalidParamsAsToolErrors::new(false),
+        );
+        let untimed = TimedTools::new(false, Vec::new());
+        let call =
+            DirectCall::read(CALL.as_bytes(), &HeaderMap::new(), &untimed).expect("a direct call");
+        let rewriter = call.rewriter((&shared, &client), &HeaderMap::new());
         let upstream = Response::new(Upstream(frames.iter().copied().collect()));
         let mut body = stream_response(upstream, rewriter, drain).await.into_body();
         let mut sent = Vec::new();

@@ -6,7 +6,7 @@
 //! a step and the time it began), through its socket ([`WatchedStream`] sees
 //! the first byte of a head), the request's body ([`RequestBody`] sees it
 //! wait) and the response's ([`ResponseBody`] sees it end); the sweep of
-//! [`Connections`](crate::http::connections::Connections) reads it. Times are
+//! [`Connections`](crate::server::connections::Connections) reads it. Times are
 //! read from a clock that the sweep keeps ([`coarse_now`]): a connection
 //! reads no clock and holds no timer, so a call costs a few atomic loads and
 //! stores more than it did before the limits.
@@ -24,8 +24,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::http::body::{BoxError, ProxyBody};
-use crate::http::client_limits::ClientLimits;
-use crate::http::connections::Registered;
+use crate::server::client_limits::ClientLimits;
+use crate::server::connections::Registered;
 
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

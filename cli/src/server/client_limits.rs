@@ -17,8 +17,6 @@
 
 use std::time::Duration;
 
-use crate::options::Options;
-
 /// `--client-header-timeout` when not given: nginx's `client_header_timeout`.
 pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -59,25 +57,6 @@ pub(crate) struct ClientLimits {
 }
 
 impl ClientLimits {
-    /// The limits the options give, the default for each other one; the
-    /// connection cap from the process's file-descriptor limit and its
-    /// `workers`.
-    pub(crate) fn new(options: &Options, workers: usize) -> Self {
-        Self {
-            header_timeout: options
-                .client_header_timeout
-                .unwrap_or(DEFAULT_HEADER_TIMEOUT),
-            body_timeout: options.client_body_timeout.unwrap_or(DEFAULT_BODY_TIMEOUT),
-            send_timeout: options.client_send_timeout.unwrap_or(DEFAULT_SEND_TIMEOUT),
-            keepalive_timeout: options
-                .keepalive_timeout
-                .unwrap_or(DEFAULT_KEEPALIVE_TIMEOUT),
-            max_connections: options
-                .max_connections
-                .unwrap_or_else(|| max_connections_within(descriptor_limit(), workers)),
-        }
-    }
-
     /// The shortest of the timeouts.
     pub(crate) fn shortest_timeout(&self) -> Duration {
         self.header_timeout
@@ -144,38 +123,6 @@ fn current_descriptor_limit() -> Option<libc::rlimit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::http_options;
-
-    #[test]
-    fn each_limit_has_a_default_and_an_option() {
-        let limits = ClientLimits::new(&http_options(&[]), 2);
-        assert_eq!(limits.header_timeout, Duration::from_secs(60));
-        assert_eq!(limits.body_timeout, Duration::from_secs(60));
-        assert_eq!(limits.send_timeout, Duration::from_secs(60));
-        assert_eq!(limits.keepalive_timeout, Duration::from_secs(75));
-        assert_eq!(limits.shortest_timeout(), Duration::from_secs(60));
-        let limits = ClientLimits::new(
-            &http_options(&[
-                "--client-header-timeout",
-                "5s",
-                "--client-body-timeout",
-                "2s",
-                "--client-send-timeout",
-                "3s",
-                "--keepalive-timeout",
-                "1m",
-                "--max-connections",
-                "100",
-            ]),
-            2,
-        );
-        assert_eq!(limits.header_timeout, Duration::from_secs(5));
-        assert_eq!(limits.body_timeout, Duration::from_secs(2));
-        assert_eq!(limits.send_timeout, Duration::from_secs(3));
-        assert_eq!(limits.keepalive_timeout, Duration::from_secs(60));
-        assert_eq!(limits.max_connections, 100);
-        assert_eq!(limits.shortest_timeout(), Duration::from_secs(2));
-    }
 
     #[test]
     fn the_connection_cap_leaves_a_descriptor_to_the_upstream_for_each_connection() {
