@@ -68,10 +68,3 @@ fn main() {
     // and the answers are written and flushed already.
     std::process::exit(code);
 }
-
-/// A message of the wrapper's own log (stderr, beside the child's), at the
-/// level most of them have: something went wrong. `event!` gives a level and
-/// fields.
-pub(crate) fn log(message: &str) {
-    event!(warn, "{message}");
-}

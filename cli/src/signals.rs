@@ -148,7 +148,7 @@ pub(crate) fn send(pid: u32, signal: i32) {
         }
     };
     if result != 0 {
-        crate::log(&format!(
+        crate::telemetry::log(&format!(
             "could not pass signal {signal} to the server: {}",
             std::io::Error::last_os_error()
         ));

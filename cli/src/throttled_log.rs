@@ -105,7 +105,7 @@ pub(crate) fn log_throttled(log: &Mutex<ThrottledLog>, message: impl FnOnce() ->
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .event(Instant::now(), message);
     for line in lines {
-        crate::log(&line);
+        crate::telemetry::log(&line);
     }
 }
 

@@ -8,6 +8,8 @@ use tracing::Span;
 use crate::model::{Outcome, Request};
 use crate::tasks::Delivered;
 
+#[cfg(feature = "opentelemetry")]
+mod instrument;
 mod metric;
 mod no_answer;
 mod outcome;

@@ -109,7 +109,7 @@ impl ToolNames {
     /// metric is recorded in this process.
     pub(crate) fn learns_listed(&self) -> bool {
         #[cfg(feature = "opentelemetry")]
-        return super::metric::is_recorded();
+        return super::instrument::is_recorded();
         #[cfg(not(feature = "opentelemetry"))]
         false
     }

@@ -126,7 +126,7 @@ impl Bridge {
         let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(error) if error.is::<LengthLimitError>() => {
-                crate::log(&format!(
+                crate::telemetry::log(&format!(
                     "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
                 ));
                 return status_only(StatusCode::PAYLOAD_TOO_LARGE);
@@ -476,7 +476,7 @@ async fn json_answer(body: ChannelBody) -> Response<ProxyBody> {
 fn refused(refusal: Refusal) -> Response<ProxyBody> {
     match refusal {
         Refusal::Full => {
-            crate::log("refused a new session: --max-sessions are open");
+            crate::telemetry::log("refused a new session: --max-sessions are open");
             let mut response = json_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 -32000,
@@ -489,7 +489,7 @@ fn refused(refusal: Refusal) -> Response<ProxyBody> {
             response
         }
         Refusal::Start(message) => {
-            crate::log(&message);
+            crate::telemetry::log(&message);
             json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message)
         }
     }

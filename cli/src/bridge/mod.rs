@@ -65,7 +65,7 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
     let (listener, address) = match listener {
         Ok(listening) => listening,
         Err(error) => {
-            crate::log(&format!("cannot listen on {listen}: {error}"));
+            crate::telemetry::log(&format!("cannot listen on {listen}: {error}"));
             return 1;
         }
     };
@@ -73,7 +73,7 @@ pub(crate) async fn run(options: Options, listen: SocketAddr, traced: bool) -> i
     let guard = match Guard::new(&options, address) {
         Ok(guard) => guard,
         Err(refusal) => {
-            crate::log(&refusal);
+            crate::telemetry::log(&refusal);
             return 2;
         }
     };

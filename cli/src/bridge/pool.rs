@@ -137,7 +137,7 @@ impl Pool {
         if ready {
             return Ok(child);
         }
-        crate::log(&format!(
+        crate::telemetry::log(&format!(
             "a server started for sessionless clients did not become ready (it answered neither \
              server/discover nor initialize within {} s): ended; the next request starts another",
             READY_WITHIN.as_secs()

@@ -157,7 +157,7 @@ impl Sessions {
                     "the server exited with {}: session ended: {shown}, the server's pid {pid}",
                     describe(status)
                 ),
-                Err(error) => crate::log(&format!(
+                Err(error) => crate::telemetry::log(&format!(
                     "cannot wait for the server of session {shown} (pid {pid}): {error}"
                 )),
             }
@@ -255,7 +255,7 @@ impl Sessions {
             }
         };
         if tokio::time::timeout(EXIT_WAIT, all_exited).await.is_err() {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "some servers had not exited {} s after their sessions ended",
                 EXIT_WAIT.as_secs()
             ));

@@ -96,7 +96,7 @@ impl TokenFile {
                 last.refused = None;
             }
             Err(why) => {
-                crate::log(&format!("{why}: the token read before stays in force"));
+                crate::telemetry::log(&format!("{why}: the token read before stays in force"));
                 last.refused = Some(now);
             }
         }

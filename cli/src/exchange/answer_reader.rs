@@ -89,7 +89,7 @@ pub(crate) async fn answer(
         }
         HeadWait::Drained => return rewriter.failed_response(Failure::drained(), true),
         HeadWait::TimedOut(timeout) => {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "no answer from {} within {}: cancelling the request",
                 client.endpoint(),
                 humantime::format_duration(timeout)
@@ -162,14 +162,14 @@ where
     let bytes = match wait {
         BodyWait::Whole(Ok(collected)) => collected.to_bytes(),
         BodyWait::Whole(Err(error)) if error.is::<LengthLimitError>() => {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "the server's answer is longer than {MAX_MESSAGE_BYTES} bytes: not read"
             ));
             // The server has answered: nothing to cancel.
             return rewriter.failed_response(Failure::TooLarge, false);
         }
         BodyWait::Whole(Err(error)) => {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "the server's answer was cut: {}",
                 describe(&*error)
             ));

@@ -51,8 +51,9 @@ use crate::http::json_response::made_response;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
-use crate::jsonrpc::layer_request::{LayerRequest, Method};
+use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::{Answer, response_ids};
+use crate::jsonrpc::method::Method;
 use crate::upstream::client::UpstreamClient;
 
 /// The requests of one message sent upstream, and what their answer becomes

@@ -220,20 +220,20 @@ where
                     self.splitter.push(&data);
                     if self.splitter.held() > MAX_MESSAGE_BYTES {
                         if !self.rewriter.is_answered() {
-                            crate::log(&format!(
+                            crate::telemetry::log(&format!(
                                 "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes: \
                                  the stream is abandoned and the request cancelled"
                             ));
                             return self.end_with(Failure::TooLarge, true);
                         }
-                        crate::log(&format!(
+                        crate::telemetry::log(&format!(
                             "the server sent an event longer than {MAX_MESSAGE_BYTES} bytes after the answer: passed on unread"
                         ));
                         return Poll::Ready(Some(self.pass_the_rest()));
                     }
                 }
                 Some(Err(error)) => {
-                    crate::log(&format!(
+                    crate::telemetry::log(&format!(
                         "the server's event stream was cut: {}",
                         describe(&error)
                     ));

@@ -145,7 +145,7 @@ impl Cancel {
                     Ok(response) => {
                         let _ = response.into_body().collect().await;
                     }
-                    Err(error) => crate::log(&format!(
+                    Err(error) => crate::telemetry::log(&format!(
                         "cannot send notifications/cancelled: {}",
                         describe(&error)
                     )),

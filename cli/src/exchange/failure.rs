@@ -121,7 +121,7 @@ impl Failure {
 
     /// The end of a drain came first, which is logged.
     pub(crate) fn drained() -> Self {
-        crate::log("the drain timeout passed before the server answered");
+        crate::telemetry::log("the drain timeout passed before the server answered");
         Self::Drained
     }
 }

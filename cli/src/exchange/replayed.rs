@@ -80,7 +80,9 @@ async fn relay(shared: Shared, session: String, mut body: ReadBody, events: mpsc
             }
         }
         if splitter.held() > MAX_MESSAGE_BYTES {
-            crate::log("an event of more than 16 MiB on a GET stream: the rest passes unread");
+            crate::telemetry::log(
+                "an event of more than 16 MiB on a GET stream: the rest passes unread",
+            );
             let rest = std::mem::take(&mut splitter).into_rest();
             if events.send(Bytes::from(rest)).await.is_err() {
                 return;

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 /// event of a stream. Four times the default limit of the official Python
 /// SDK's server (4 MiB) on requests, so that the proxy refuses nothing that
 /// common servers accept. A larger request is answered `413`; a larger answer
-/// or event, [`Failure::TooLarge`](crate::exchange::failure::Failure::TooLarge).
+/// or event ends the exchange with the proxy's own answer.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Any error of a body being relayed.

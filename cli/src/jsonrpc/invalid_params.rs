@@ -16,8 +16,8 @@ use pin_project_lite::pin_project;
 use serde_json::{Value, json};
 use tower_service::Service;
 
-use crate::jsonrpc::layer_request::Method;
 use crate::jsonrpc::message::Answer;
+use crate::jsonrpc::method::Method;
 
 /// The JSON-RPC code of invalid params.
 const INVALID_PARAMS: i64 = -32602;

@@ -4,12 +4,14 @@
 //! whole (`crate::jsonrpc::member`), and given to the layer as a small JSON
 //! value; and whether the layer may change the answer to it, which the
 //! answer's envelope tells. The methods the command tells apart, and what a
-//! request of each names to the layer, are decided here ([`Method`]).
+//! request of each names to the layer, are [`Method`]'s; whether the layer
+//! may change the answer to each is decided here.
 
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::envelope::Fields;
 use crate::jsonrpc::member::{Member, members};
+use crate::jsonrpc::method::Method;
 
 /// What the layer reads of a client message.
 #[derive(Debug, Clone)]
@@ -29,86 +31,7 @@ pub(crate) enum LayerRequest {
     Whole(Value),
 }
 
-/// A request's method: the ones the relay tells apart without an allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Method {
-    ToolsCall,
-    ToolsList,
-    TasksGet,
-    TasksResult,
-    Other(Box<str>),
-}
-
-/// What a request names to the layer ([`Method::named`]).
-#[derive(Debug, Clone, Copy)]
-enum Named {
-    /// The tool it calls, its `params.name`.
-    Tool,
-    /// The task it asks about, its `params.taskId`.
-    Task,
-}
-
-impl Named {
-    /// The member of `params` that holds it.
-    fn param(self) -> &'static str {
-        match self {
-            Self::Tool => "name",
-            Self::Task => "taskId",
-        }
-    }
-
-    /// Which of a request's `tool` and `task` it is.
-    fn of<T>(self, tool: Option<T>, task: Option<T>) -> Option<T> {
-        match self {
-            Self::Tool => tool,
-            Self::Task => task,
-        }
-    }
-}
-
 impl Method {
-    /// The method named `method`.
-    pub(crate) fn read(method: &str) -> Self {
-        Self::known(method).unwrap_or_else(|| Self::Other(method.into()))
-    }
-
-    /// The method named `method`, when it is one the command tells apart.
-    pub(crate) fn known(method: &str) -> Option<Self> {
-        Some(match method {
-            "tools/call" => Self::ToolsCall,
-            "tools/list" => Self::ToolsList,
-            "tasks/get" => Self::TasksGet,
-            "tasks/result" => Self::TasksResult,
-            _ => return None,
-        })
-    }
-
-    /// Whether a request of `method` calls a tool (a `tools/call`), whose
-    /// errors the layer renders.
-    pub(crate) fn calls_a_tool(method: &str) -> bool {
-        Self::known(method) == Some(Self::ToolsCall)
-    }
-
-    /// What a request of this method names to the layer: a `tools/call` its
-    /// tool, a `tasks/get` or `tasks/result` its task, any other nothing.
-    fn named(&self) -> Option<Named> {
-        match self {
-            Self::ToolsCall => Some(Named::Tool),
-            Self::TasksGet | Self::TasksResult => Some(Named::Task),
-            Self::ToolsList | Self::Other(_) => None,
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            Self::ToolsCall => "tools/call",
-            Self::ToolsList => "tools/list",
-            Self::TasksGet => "tasks/get",
-            Self::TasksResult => "tasks/result",
-            Self::Other(method) => method,
-        }
-    }
-
     /// Whether the layer (or the `-32602` conversion, when `invalid_params`
     /// is on) may change the answer, whose envelope is `answer`, to one
     /// request of this method, or must read it: a `tools/list` answer when

@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::layer_request::Method;
+use crate::jsonrpc::method::Method;
 
 /// What a message is, by its `id` and its `method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! `member` (what a message is, and each message of a batch: a request, a
 //! cancellation, a response),
 //! `message` (an answer, its bytes and its value), `layer_request` (the request handed to
-//! the layer), `splice` (a changed answer written as the server's bytes),
+//! the layer), `method` (the methods told apart), `splice` (a changed answer written as the server's bytes),
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion),
 //! `own_answer` (the answers the command makes itself), `id_in_use` (the
 //! refusal of an id in flight or held twice, in every mode) and `timed_tools`
@@ -21,6 +21,7 @@ pub(crate) mod layer_request;
 pub(crate) mod member;
 pub(crate) mod member_scan;
 pub(crate) mod message;
+pub(crate) mod method;
 pub(crate) mod nested;
 pub(crate) mod own_answer;
 pub(crate) mod splice;

@@ -38,7 +38,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     let connector = match url::connector(&upstream) {
         Ok(connector) => connector,
         Err(error) => {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "cannot load the platform's root certificates for an https:// upstream: {error}"
             ));
             return 1;
@@ -47,7 +47,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     let listener = match bind(listen) {
         Ok(listener) => listener,
         Err(error) => {
-            crate::log(&format!("cannot listen on {listen}: {error}"));
+            crate::telemetry::log(&format!("cannot listen on {listen}: {error}"));
             return 1;
         }
     };
@@ -61,7 +61,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     let listener = match listener.into_std() {
         Ok(listener) => listener,
         Err(error) => {
-            crate::log(&format!("cannot share the listener: {error}"));
+            crate::telemetry::log(&format!("cannot share the listener: {error}"));
             return 1;
         }
     };
@@ -75,7 +75,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
         Err(error) => {
-            crate::log(&format!("cannot listen on {listen}: {error}"));
+            crate::telemetry::log(&format!("cannot listen on {listen}: {error}"));
             return 1;
         }
     };
@@ -84,7 +84,7 @@ pub(crate) async fn run(options: &Options, upstream: UpstreamUrl, listen: Socket
         // port: every worker accepts by then.
         Ok(address) => event!(info, %address, "listening on {address}"),
         Err(error) => {
-            crate::log(&format!("cannot read the address listened on: {error}"));
+            crate::telemetry::log(&format!("cannot read the address listened on: {error}"));
             return 1;
         }
     }

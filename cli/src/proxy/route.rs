@@ -99,7 +99,7 @@ async fn handle(
         let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(error) if error.is::<LengthLimitError>() => {
-                crate::log(&format!(
+                crate::telemetry::log(&format!(
                     "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
                 ));
                 break 'answer status_only(StatusCode::PAYLOAD_TOO_LARGE);
@@ -207,7 +207,7 @@ fn bad_gateway(
     proxy: &ReverseProxy,
     error: &(dyn std::error::Error + 'static),
 ) -> Response<ProxyBody> {
-    crate::log(&format!(
+    crate::telemetry::log(&format!(
         "cannot forward to {}: {}",
         proxy.client.endpoint(),
         describe(error)

@@ -3,15 +3,14 @@
 //! while a request's body is read, since when it waits for the next bytes.
 //!
 //! The connection writes it as it goes ([`Activity`]: two atomic words, each
-//! a step and the time it began), through its socket ([`WatchedStream`] sees
+//! a step and the time it began), through its socket (the watched stream, `watched_stream`, sees
 //! the first byte of a head), the request's body ([`RequestBody`] sees it
 //! wait) and the response's ([`ResponseBody`] sees it end); the sweep of
-//! [`Connections`](crate::server::connections::Connections) reads it. Times are
+//! the connections (`connections`) reads it. Times are
 //! read from a clock that the sweep keeps ([`coarse_now`]): a connection
 //! reads no clock and holds no timer, so a call costs a few atomic loads and
 //! stores more than it did before the limits.
 
-use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::LazyLock;
@@ -20,12 +19,9 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 
 use crate::http::body::{BoxError, ProxyBody};
 use crate::server::client_limits::ClientLimits;
-use crate::server::connections::Registered;
 
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +172,7 @@ impl Activity {
 
     /// Bytes came at `now`: an idle connection starts a head. Read first, and
     /// only read unless idle: it runs at every read of the socket.
-    fn bytes_read(&self, now: impl FnOnce() -> u64) {
+    pub(crate) fn bytes_read(&self, now: impl FnOnce() -> u64) {
         let word = self.doing.load(Ordering::Relaxed);
         if Doing::from_bits(word) == Doing::Idle {
             let _ = self.doing.compare_exchange(
@@ -200,6 +196,17 @@ impl Activity {
 
     /// Bytes went to the client: a request's answer has started. Read first,
     /// and only read unless awaiting its answer: it runs at every write.
+    /// A write to the socket went out, or waits for room in it (`pending`:
+    /// the client does not read).
+    pub(crate) fn written(&self, pending: bool) {
+        self.bytes_written();
+        if pending {
+            self.send.begins(coarse_now);
+        } else {
+            self.send.ends();
+        }
+    }
+
     fn bytes_written(&self) {
         if self.doing.load(Ordering::Relaxed) == Self::AWAITING_ANSWER {
             // Only this connection's task moves a request on (the sweep
@@ -271,7 +278,7 @@ impl Activity {
     /// The proxy ended its side of the connection at `now` and reads what
     /// the client still sends (a lingering close), unless the connection is
     /// being closed already.
-    fn lingers_from(&self, now: u64) {
+    pub(crate) fn lingers_from(&self, now: u64) {
         let word = self.doing.load(Ordering::Relaxed);
         if word != Doing::Closing.since(0) {
             let _ = self.doing.compare_exchange(
@@ -300,134 +307,6 @@ impl Activity {
 /// How long a connection the proxy ends reads what its client still sends,
 /// at most (give or take the sweep's period): nginx's `lingering_timeout`.
 pub(crate) const LINGER_TIME: Duration = Duration::from_secs(5);
-
-/// How many bytes a connection the proxy ends reads and discards, at most:
-/// four request bodies at their bound.
-const LINGER_BYTES: u64 = 64 << 20;
-
-/// A client's socket, registered with the connections for as long as it is
-/// open: it tells its [`Activity`] when bytes come to an idle connection.
-///
-/// When the proxy ends a connection, its socket's sending side is shut down
-/// and what the client still sends is read and discarded until the client
-/// closes its own side, for [`LINGER_TIME`] and [`LINGER_BYTES`] at most, as
-/// nginx's `lingering_close` does: a socket closed with bytes unread sends
-/// the client a reset, which can reach it before it has read the answer (an
-/// early `413` to a client still sending its body), and then the answer is
-/// lost.
-#[derive(Debug)]
-pub(crate) struct WatchedStream {
-    // Dropped first: the registry forgets the socket before it is closed.
-    registered: Registered,
-    stream: TcpStream,
-    /// The bytes read and discarded once the proxy ended the connection;
-    /// `None` before.
-    lingered: Option<u64>,
-}
-
-impl WatchedStream {
-    pub(crate) fn new(registered: Registered, stream: TcpStream) -> Self {
-        Self {
-            registered,
-            stream,
-            lingered: None,
-        }
-    }
-
-    pub(crate) fn activity(&self) -> &Arc<Activity> {
-        self.registered.activity()
-    }
-
-    /// A write went out, or waits for room in the socket (the client does
-    /// not read).
-    fn written(&self, pending: bool) {
-        self.registered.activity().bytes_written();
-        let send = &self.registered.activity().send;
-        if pending {
-            send.begins(coarse_now);
-        } else {
-            send.ends();
-        }
-    }
-}
-
-impl AsyncRead for WatchedStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
-        // Bytes, or the end (then the connection closes whatever it does).
-        if read.is_ready() {
-            self.registered.activity().bytes_read(coarse_now);
-        }
-        read
-    }
-}
-
-impl AsyncWrite for WatchedStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
-        self.written(written.is_pending());
-        written
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
-        self.written(written.is_pending());
-        written
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    /// Ends the sending side, then lingers: resolves once the client has
-    /// closed its side, or at the bounds.
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        let lingered = match this.lingered {
-            Some(lingered) => lingered,
-            None => {
-                std::task::ready!(Pin::new(&mut this.stream).poll_shutdown(cx))?;
-                this.registered.activity().lingers_from(coarse_now());
-                0
-            }
-        };
-        let mut discarded = [0; 16 * 1024];
-        let mut total = lingered;
-        let end = loop {
-            if total >= LINGER_BYTES {
-                break Poll::Ready(Ok(()));
-            }
-            let mut buf = ReadBuf::new(&mut discarded);
-            match Pin::new(&mut this.stream).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if !buf.filled().is_empty() => {
-                    total += u64::try_from(buf.filled().len()).unwrap_or(u64::MAX);
-                }
-                // The client's end, or the sweep's past the time: closing
-                // now resets nothing the client waits for.
-                Poll::Ready(_) => break Poll::Ready(Ok(())),
-                Poll::Pending => break Poll::Pending,
-            }
-        };
-        this.lingered = Some(total);
-        end
-    }
-}
 
 /// A client's request body, which tells its [`Activity`] when it waits for
 /// bytes and when they come.

@@ -99,7 +99,7 @@ pub(crate) fn raise_descriptor_limit() -> u64 {
         #[allow(unsafe_code)]
         let result = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const limit) };
         if result != 0 {
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "cannot raise the file-descriptor limit from {soft}: {}",
                 std::io::Error::last_os_error()
             ));

@@ -28,7 +28,7 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 
 use crate::memory::{self, Bursts};
-use crate::server::activity::{self, Activity, WatchedStream};
+use crate::server::activity::{self, Activity};
 use crate::server::client_limits::ClientLimits;
 
 /// How many times per shortest limit the sweep looks.
@@ -116,7 +116,7 @@ impl Connections {
             .spawn(move || sweep_forever(&swept, period));
         if let Err(error) = started {
             // Then connections are closed at the cap only.
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "cannot start the client connections' sweep: {error}"
             ));
         }
@@ -127,8 +127,9 @@ impl Connections {
         self.registry.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers an accepted connection for as long as its stream is open.
-    pub(crate) fn watch(self: &Arc<Self>, stream: TcpStream) -> WatchedStream {
+    /// Registers an accepted connection, `stream`, for as long as what is
+    /// returned is held (by the stream, watched).
+    pub(crate) fn register(self: &Arc<Self>, stream: &TcpStream) -> Registered {
         let activity = Arc::new(Activity::new(activity::coarse_now()));
         let fd = stream.as_raw_fd();
         let slot = {
@@ -154,12 +155,11 @@ impl Connections {
         };
         let open = self.open.fetch_add(1, Ordering::Relaxed) + 1;
         self.peak.fetch_max(open, Ordering::Relaxed);
-        let registered = Registered {
+        Registered {
             connections: self.clone(),
             activity,
             slot,
-        };
-        WatchedStream::new(registered, stream)
+        }
     }
 
     /// Whether as many connections are open as may be.
@@ -346,19 +346,34 @@ mod tests {
         }
     }
 
+    /// The proxy's side of a connection: registered, and its socket.
+    struct Watched {
+        // Dropped first, as a watched stream's.
+        registered: Registered,
+        stream: TcpStream,
+    }
+
+    impl Watched {
+        fn activity(&self) -> &Arc<Activity> {
+            self.registered.activity()
+        }
+    }
+
     /// `count` connections to a listener of the test, as the proxy's side
     /// (watched) and the client's.
-    async fn connected(
-        connections: &Arc<Connections>,
-        count: usize,
-    ) -> Vec<(WatchedStream, TcpStream)> {
+    async fn connected(connections: &Arc<Connections>, count: usize) -> Vec<(Watched, TcpStream)> {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let mut pairs = Vec::new();
         for _ in 0..count {
             let client = TcpStream::connect(address).await.unwrap();
             let (server, _) = listener.accept().await.unwrap();
-            pairs.push((connections.watch(server), client));
+            let registered = connections.register(&server);
+            let watched = Watched {
+                registered,
+                stream: server,
+            };
+            pairs.push((watched, client));
         }
         pairs
     }
@@ -410,8 +425,8 @@ mod tests {
             client.write_all(b"x").await.unwrap();
         }
         let mut byte = [0];
-        pairs[0].0.read_exact(&mut byte).await.unwrap();
-        fourth[0].0.read_exact(&mut byte).await.unwrap();
+        pairs[0].0.stream.read_exact(&mut byte).await.unwrap();
+        fourth[0].0.stream.read_exact(&mut byte).await.unwrap();
         assert!(!connections.is_full());
         assert_eq!(connections.registered(), 4);
         drop(pairs);
@@ -457,6 +472,6 @@ mod tests {
         assert!(closed(&mut pairs[0].1).await);
         pairs[1].1.write_all(b"x").await.unwrap();
         let mut byte = [0];
-        pairs[1].0.read_exact(&mut byte).await.unwrap();
+        pairs[1].0.stream.read_exact(&mut byte).await.unwrap();
     }
 }

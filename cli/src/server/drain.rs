@@ -12,12 +12,11 @@
 //! its own limits close it (`--keepalive-timeout`, longer than a balancer's
 //! idle timeout), or the drain timeout. At the drain timeout the calls still
 //! waiting for the server are answered as at a timeout: an `isError` result
-//! for a `tools/call`, `-32603` otherwise, with [`Failure::Drained`]'s
-//! sentence, and the server is sent `notifications/cancelled` for each. The
+//! for a `tools/call`, `-32603` otherwise, with the sentence of a drained
+//! call (the HTTP mode's exchanges and the bridge's sessions each answer
+//! theirs), and the server is sent `notifications/cancelled` for each. The
 //! command then exits 0, as soon as every connection is closed, or after
 //! [`GRACE`].
-//!
-//! [`Failure::Drained`]: crate::exchange::failure::Failure::Drained
 
 use std::future::Future;
 use std::pin::Pin;

@@ -30,6 +30,7 @@ use crate::http::peer::Peer;
 use crate::server::connections::Connections;
 use crate::server::drain::{self, Phase};
 use crate::server::site::Site;
+use crate::server::watched_stream::WatchedStream;
 use crate::throttled_log::ThrottledLog;
 
 /// The listen queue when the system does not say its most, eight times the
@@ -158,7 +159,7 @@ static TROUBLE_UNCOUNTED: AtomicBool = AtomicBool::new(false);
 fn trouble(message: impl FnOnce() -> String) {
     let mut log = TROUBLE.lock().unwrap_or_else(PoisonError::into_inner);
     match log.event_line(Instant::now(), message) {
-        Some(line) => crate::log(&line),
+        Some(line) => crate::telemetry::log(&line),
         None => TROUBLE_UNCOUNTED.store(true, Ordering::Relaxed),
     }
 }
@@ -169,7 +170,7 @@ fn trouble_over() {
     if TROUBLE_UNCOUNTED.load(Ordering::Relaxed) {
         let mut log = TROUBLE.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(line) = log.due_count_line(Instant::now()) {
-            crate::log(&line);
+            crate::telemetry::log(&line);
             TROUBLE_UNCOUNTED.store(false, Ordering::Relaxed);
         }
     }
@@ -184,7 +185,7 @@ fn serve<S: Site>(site: Arc<S>, stream: TcpStream, client_address: SocketAddr, q
     // without TCP_NODELAY the last piece would wait for the client's delayed
     // ACK (40 ms on Linux) on a kept-alive connection.
     let _ = stream.set_nodelay(true);
-    let stream = site.connections().watch(stream);
+    let stream = WatchedStream::new(site.connections().register(&stream), stream);
     tokio::spawn(async move {
         let drain = site.drain().clone();
         let request_read = Arc::new(Notify::new());
@@ -233,7 +234,7 @@ pub(crate) fn accept_queued<S: Site>(listener: TcpListener, site: &Arc<S>) {
     let listener = match listener.into_std() {
         Ok(listener) => listener,
         Err(error) => {
-            crate::log(&format!("cannot read the listener's queue: {error}"));
+            crate::telemetry::log(&format!("cannot read the listener's queue: {error}"));
             return;
         }
     };
@@ -245,7 +246,9 @@ pub(crate) fn accept_queued<S: Site>(listener: TcpListener, site: &Arc<S>) {
                     .and_then(|()| TcpStream::from_std(stream));
                 match stream {
                     Ok(stream) => serve(site.clone(), stream, client_address, true),
-                    Err(error) => crate::log(&format!("cannot serve a queued connection: {error}")),
+                    Err(error) => {
+                        crate::telemetry::log(&format!("cannot serve a queued connection: {error}"))
+                    }
                 }
             }
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}

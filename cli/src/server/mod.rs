@@ -1,7 +1,8 @@
 //! What serves clients over HTTP, for the HTTP mode and the bridge alike and
 //! owned by neither: the listener and its accept loop (`listener`), what a
 //! listener serves (`site`, the one thing each mode writes), every
-//! connection and what it is doing (`connections`, `activity`) under the
+//! connection, its socket and what it is doing (`connections`,
+//! `watched_stream`, `activity`) under the
 //! limits on clients (`client_limits`), the workers that share the listener
 //! (`workers`), the drain and the signals that start and end it (`drain`,
 //! `stopping`), and the health listener (`admin`). It uses the HTTP
@@ -15,4 +16,5 @@ pub(crate) mod drain;
 pub(crate) mod listener;
 pub(crate) mod site;
 pub(crate) mod stopping;
+pub(crate) mod watched_stream;
 pub(crate) mod workers;

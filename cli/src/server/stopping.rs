@@ -30,7 +30,7 @@ impl Stopping {
         let stops = match Stops::install() {
             Ok(stops) => Some(stops),
             Err(error) => {
-                crate::log(&format!(
+                crate::telemetry::log(&format!(
                     "cannot handle SIGTERM and SIGINT ({error}): no draining"
                 ));
                 None
@@ -77,7 +77,7 @@ impl Stopping {
         let drained = tokio::select! {
             drained = tokio::time::timeout(drain_timeout, phase.closed()) => drained.is_ok(),
             () = next_stop(stops.as_mut()) => {
-                crate::log("stopping again: the calls in flight are answered now");
+                crate::telemetry::log("stopping again: the calls in flight are answered now");
                 false
             }
         };

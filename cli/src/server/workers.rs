@@ -47,7 +47,7 @@ impl Workers {
             let listener = match listener.try_clone() {
                 Ok(listener) => listener,
                 Err(error) => {
-                    crate::log(&format!("cannot start worker {index}: {error}"));
+                    crate::telemetry::log(&format!("cannot start worker {index}: {error}"));
                     break;
                 }
             };
@@ -63,7 +63,7 @@ impl Workers {
                     {
                         Ok(runtime) => runtime,
                         Err(error) => {
-                            crate::log(&format!("cannot start worker {index}: {error}"));
+                            crate::telemetry::log(&format!("cannot start worker {index}: {error}"));
                             return;
                         }
                     };
@@ -71,7 +71,9 @@ impl Workers {
                         let listener = match TcpListener::from_std(listener) {
                             Ok(listener) => listener,
                             Err(error) => {
-                                crate::log(&format!("cannot start worker {index}: {error}"));
+                                crate::telemetry::log(&format!(
+                                    "cannot start worker {index}: {error}"
+                                ));
                                 return;
                             }
                         };
@@ -84,7 +86,7 @@ impl Workers {
                     });
                 });
             if let Err(error) = started {
-                crate::log(&format!("cannot start worker {index}: {error}"));
+                crate::telemetry::log(&format!("cannot start worker {index}: {error}"));
             }
         }
         drop(starting);

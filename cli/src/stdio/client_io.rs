@@ -88,7 +88,7 @@ impl ClientOutput {
 }
 
 fn failed(stdout: &mut Option<BufWriter<File>>, error: &std::io::Error) {
-    crate::log(&format!("cannot write stdout: {error}"));
+    crate::telemetry::log(&format!("cannot write stdout: {error}"));
     // Dropping the writer would flush it again: its buffer is lost instead.
     if let Some(writer) = stdout.take() {
         drop(writer.into_parts());

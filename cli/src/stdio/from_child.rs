@@ -79,7 +79,7 @@ fn relay_child(
             }
             Ok(None) => break,
             Err(error) => {
-                crate::log(&format!("cannot read the server's stdout: {error}"));
+                crate::telemetry::log(&format!("cannot read the server's stdout: {error}"));
                 break;
             }
         }
@@ -290,7 +290,7 @@ impl ChildLogs {
             Log::NotRefused => &mut logs.not_refused,
         };
         for line in log.event(Instant::now(), message) {
-            crate::log(&line);
+            crate::telemetry::log(&line);
         }
         if let (None, Some(due)) = (was_due, logs.count_due()) {
             let _ = self.count_due.send(due);
@@ -302,7 +302,9 @@ impl ChildLogs {
         let now = Instant::now();
         for log in self.logs().all() {
             if log.count_due().is_some_and(|due| due <= now) {
-                log.count().iter().for_each(|line| crate::log(line));
+                log.count()
+                    .iter()
+                    .for_each(|line| crate::telemetry::log(line));
             }
         }
     }
@@ -310,7 +312,9 @@ impl ChildLogs {
     /// Writes every count: the child's stdout has ended.
     fn write_counts(&self) {
         for log in self.logs().all() {
-            log.count().iter().for_each(|line| crate::log(line));
+            log.count()
+                .iter()
+                .for_each(|line| crate::telemetry::log(line));
         }
     }
 }

@@ -47,7 +47,7 @@ fn relay_client(stack: &Stack, mut lines: Lines) {
             Ok(Some(Line::TooLong { .. })) => {}
             Ok(None) => break,
             Err(error) => {
-                crate::log(&format!("cannot read stdin: {error}"));
+                crate::telemetry::log(&format!("cannot read stdin: {error}"));
                 break;
             }
         }

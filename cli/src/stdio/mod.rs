@@ -6,8 +6,9 @@
 //! a timer.
 //!
 //! The files: `stack` (the layer's stack over one request, and when it runs),
-//! `child` (the requests in flight, the child's stdin, the service a timed
-//! request waits on), `lines` (lines of a pipe), `client_io` (the client's
+//! `child` (the requests in flight, the service a timed request waits
+//! on), `child_stdin` (the child's stdin, which a child that stops reading
+//! cannot block), `lines` (lines of a pipe), `client_io` (the client's
 //! side of the pipes), `from_client` and `from_child` (the threads relaying
 //! each direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `own_lines` (the wrapper's
@@ -19,6 +20,7 @@
 //! sessions').
 
 pub(crate) mod child;
+mod child_stdin;
 pub(crate) mod client_io;
 pub(crate) mod environment;
 pub(crate) mod exit_status;
@@ -56,7 +58,7 @@ pub(crate) async fn run(options: Options, traced: bool) -> i32 {
     let mut forwarded = match signals::Forwarded::install() {
         Ok(forwarded) => forwarded,
         Err(error) => {
-            crate::log(&format!("cannot handle signals: {error}"));
+            crate::telemetry::log(&format!("cannot handle signals: {error}"));
             return 1;
         }
     };
@@ -69,7 +71,7 @@ pub(crate) async fn run(options: Options, traced: bool) -> i32 {
     let client = match client {
         Ok(client) => client,
         Err(error) => {
-            crate::log(&format!("cannot relay the wrapper's stdio: {error}"));
+            crate::telemetry::log(&format!("cannot relay the wrapper's stdio: {error}"));
             return 1;
         }
     };
@@ -81,7 +83,7 @@ pub(crate) async fn run(options: Options, traced: bool) -> i32 {
             return exit_status::spawn_failure(&error);
         }
         Err(StartError::Relay(error)) => {
-            crate::log(&format!("cannot relay the server's stdio: {error}"));
+            crate::telemetry::log(&format!("cannot relay the server's stdio: {error}"));
             return 1;
         }
     };
@@ -98,7 +100,7 @@ pub(crate) async fn run(options: Options, traced: bool) -> i32 {
             exit_code(status)
         }
         Err(error) => {
-            crate::log(&format!("cannot wait for the server: {error}"));
+            crate::telemetry::log(&format!("cannot wait for the server: {error}"));
             1
         }
     }

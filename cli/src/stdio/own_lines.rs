@@ -10,7 +10,7 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use crate::stdio::child::{ChildInput, Offered};
+use crate::stdio::child_stdin::{ChildStdin, Offered};
 
 /// The most bytes of the command's own lines that wait for the child's
 /// stdin, those the writer holds included (one line longer than this is
@@ -80,10 +80,10 @@ impl OwnLines {
     /// Writes the queued lines to `input`, and closes it when asked, until
     /// nothing is left. Blocking; returns at once when another thread is
     /// writing: that one writes these too. Lines are written only while the
-    /// child's pipe has room for them ([`ChildInput::write_if_room`]), else
+    /// child's pipe has room for them ([`ChildStdin::write_if_room`]), else
     /// held and offered again: they never fill the pipe so far that the
     /// client's lines would wait behind them.
-    pub(crate) fn write_to(&self, input: &ChildInput) {
+    pub(crate) fn write_to(&self, input: &ChildStdin) {
         let mut queue = self.queue();
         if queue.writer {
             return;
@@ -146,7 +146,7 @@ mod tests {
     #[test]
     fn the_writer_writes_every_line_then_closes_the_stdin() {
         let (mut reader, writer) = std::io::pipe().unwrap();
-        let input = ChildInput::new(File::from(std::os::fd::OwnedFd::from(writer)));
+        let input = ChildStdin::new(File::from(std::os::fd::OwnedFd::from(writer)));
         let lines = OwnLines::default();
         assert!(lines.push(b"{\"a\":1}\n"));
         assert!(lines.push(b"{\"b\":2}\n"));

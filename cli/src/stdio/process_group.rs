@@ -62,7 +62,7 @@ impl ProcessGroup {
         let deadline = tokio::time::Instant::now() + grace;
         while has_living_member(self.id) {
             if tokio::time::Instant::now() >= deadline {
-                crate::log("the server's helpers did not exit in time; killing them");
+                crate::telemetry::log("the server's helpers did not exit in time; killing them");
                 signal_group(self.id, libc::SIGKILL);
                 let _ = tokio::time::timeout(KILLED_WITHIN, async {
                     while has_living_member(self.id) {

@@ -176,7 +176,7 @@ impl Relay {
         // A helper that left the group still holds the child's stdout: it
         // would outlive the command, and the reading of the pipe with it.
         if !self.reader_done.is_terminated() && self.stdout.kill_holders() > 0 {
-            crate::log(
+            crate::telemetry::log(
                 "killed what still held the server's stdout after it exited, outside its process group",
             );
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.reader_done).await;
@@ -219,7 +219,7 @@ async fn wait_for_child(
                 let stop = signals::asks_to_stop(signal);
                 if stop && asked_to_stop && !insisted {
                     insisted = true;
-                    crate::log("asked again to stop: closing the server's stdin and sending it SIGTERM, then SIGKILL in 5 s");
+                    crate::telemetry::log("asked again to stop: closing the server's stdin and sending it SIGTERM, then SIGKILL in 5 s");
                     child.close_input_from_runtime();
                     signals::send(pid, libc::SIGTERM);
                     kill_at = Some(tokio::time::Instant::now() + EXIT_GRACE);
@@ -237,7 +237,7 @@ async fn wait_for_child(
                 kill_at = kill_at.or(Some(tokio::time::Instant::now() + EXIT_GRACE));
             }
             () = grace_over => {
-                crate::log("the server did not exit in time; killing it");
+                crate::telemetry::log("the server did not exit in time; killing it");
                 if let Some(pid) = pid {
                     signals::send(pid, libc::SIGKILL);
                 }

@@ -117,6 +117,13 @@ pub(crate) fn install(options: &ObservabilityOptions) -> Telemetry {
     Telemetry { export, traced }
 }
 
+/// A message of the command's own log (stderr, beside a child's), at the
+/// level most of them have: something went wrong. `event!` gives a level and
+/// fields.
+pub(crate) fn log(message: &str) {
+    event!(warn, "{message}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -143,7 +143,7 @@ static SWEPT: LazyLock<Swept> = LazyLock::new(|| {
         Ok(handle) => Some(handle.thread().clone()),
         Err(error) => {
             // Then a checkout still closes what expired.
-            crate::log(&format!(
+            crate::telemetry::log(&format!(
                 "cannot start the idle connections' sweep: {error}"
             ));
             None
