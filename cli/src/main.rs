@@ -13,15 +13,20 @@
 //! own bytes. When the child dies, what it left unanswered is answered, and the
 //! wrapper exits with the child's status.
 //!
-//! The three modes and what they share, a folder each: `stdio` (the child on
-//! pipes, the command's first mode), `http` (`--upstream URL --listen ADDR`:
-//! a reverse proxy in front of an HTTP server, and the HTTP server every
-//! listening mode uses), `bridge` (`--listen ADDR -- COMMAND`: a stdio server
-//! served over Streamable HTTP, a `stdio` child per session behind the `http`
-//! server); `jsonrpc` (what every mode reads and writes of a JSON-RPC
-//! message); at the root, the command line (`options`,
-//! `observability_options`), `signals`, `throttled_log` (logs a peer can cause
-//! at any rate) and `telemetry` (the command's log, OTLP export).
+//! The three modes, a folder each: `stdio` (the child on pipes, the command's
+//! first mode), `proxy` (`--upstream URL --listen ADDR`: a reverse proxy in
+//! front of an HTTP server) and `bridge` (`--listen ADDR -- COMMAND`: a stdio
+//! server served over Streamable HTTP, a `stdio` child per session). The
+//! parts they are built of, a folder each: `server` (what serves clients
+//! over HTTP, for the reverse proxy and the bridge alike), `upstream` (the
+//! reverse proxy's client of the upstream), `exchange` (the reverse proxy's
+//! MCP exchange: answers read and rewritten through the layer), `http`
+//! (bodies, headers and the responses every HTTP part writes) and `jsonrpc`
+//! (what every mode reads and writes of a JSON-RPC message); at the root,
+//! the command line (`options`, `observability_options`), `signals`,
+//! `throttled_log` (logs a peer can cause at any rate), `memory` (given back
+//! after a burst) and `telemetry` (the command's log, OTLP export). A part
+//! uses only the parts below it: `docs/cli.md` draws the map.
 
 /// An event of the command's own log (`telemetry`), at `$level` (`info`,
 /// `warn`, `error`), with `tracing`'s fields and message.

@@ -353,6 +353,42 @@ pub(crate) fn http_options(extra: &[&str]) -> Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observability_options::LogFormat;
+
+    #[test]
+    fn the_log_is_text_unless_json_is_asked_for() {
+        let text = Options::try_parse_from(["mcp-tool-errors", "server"]).expect("valid");
+        assert_eq!(text.observability.log_format, LogFormat::Text);
+        let json = Options::try_parse_from(["mcp-tool-errors", "--log-format", "json", "server"])
+            .expect("valid");
+        assert_eq!(json.observability.log_format, LogFormat::Json);
+        assert!(
+            Options::try_parse_from(["mcp-tool-errors", "--log-format", "xml", "server"]).is_err()
+        );
+    }
+
+    #[test]
+    fn the_admin_listener_goes_with_listen_only() {
+        let options = http_options(&["--admin-listen", "127.0.0.1:9090"]);
+        assert_eq!(
+            options.observability.admin_listen,
+            Some("127.0.0.1:9090".parse().expect("an address"))
+        );
+        let bridge = Options::try_parse_from([
+            "mcp-tool-errors",
+            "--admin-listen",
+            "127.0.0.1:0",
+            "--listen",
+            "127.0.0.1:0",
+            "s",
+        ])
+        .expect("the bridge's probes");
+        assert!(bridge.observability.admin_listen.is_some());
+        assert!(
+            Options::try_parse_from(["mcp-tool-errors", "--admin-listen", "127.0.0.1:0", "s"])
+                .is_err()
+        );
+    }
 
     #[test]
     fn each_limit_has_a_default_and_an_option() {

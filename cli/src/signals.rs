@@ -1,7 +1,8 @@
 //! Signals: the ones that stop the wrapper are passed to the child's process
 //! group, so that the child decides how to stop and the wrapper exits with its
-//! status. In the HTTP mode there is no child: SIGTERM and SIGINT are
-//! [`Stops`], the first starting the drain and the second ending it.
+//! status. In the listening modes (the reverse proxy, the bridge) SIGTERM and
+//! SIGINT are [`Stops`], the first starting the drain and the second ending
+//! it.
 //!
 //! The child runs in a process group of its own: a terminal's Ctrl-C goes to
 //! the wrapper's group, and reaches the child once, through the wrapper. A
@@ -67,7 +68,7 @@ impl Forwarded {
     }
 }
 
-/// SIGTERM and SIGINT, each time one comes: the HTTP mode drains at the
+/// SIGTERM and SIGINT, each time one comes: a listening mode drains at the
 /// first, and ends the drain at the second (the user insisting).
 #[derive(Debug)]
 pub(crate) struct Stops {
@@ -156,12 +157,10 @@ pub(crate) fn send(pid: u32, signal: i32) {
 }
 
 /// Sends SIGKILL to the process `pid` alone: one found holding what a child
-/// that exited left open ([`StdoutPipe`]). Its id was read from the system
+/// that exited left open (the stdio mode's `stdout_holders`). Its id was read from the system
 /// just before, while it held the pipe: to name another process, it would
 /// have to exit and the system hand its id out again in between, which
 /// takes going through every other id first.
-///
-/// [`StdoutPipe`]: crate::stdio::stdout_holders::StdoutPipe
 pub(crate) fn kill(pid: u32) {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return;

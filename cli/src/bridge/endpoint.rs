@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -26,9 +26,10 @@ use crate::bridge::pool::{self, Pool};
 use crate::bridge::routes::{self, Registration, Sent, call_request, event};
 use crate::bridge::session::Session;
 use crate::bridge::sessions::{Refusal, Sessions};
-use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody, whole};
-use crate::http::json_response::json_error;
+use crate::http::body::{ChannelBody, ProxyBody, whole};
+use crate::http::own_response::{json_error, parse_error, status_only};
 use crate::http::peer::Peer;
+use crate::http::whole_request::read_whole;
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::message::{Answer, cancelled_ids_among, requests_among};
@@ -123,18 +124,12 @@ impl Bridge {
 
     async fn post(&self, request: Request<RequestBody>) -> Response<ProxyBody> {
         let (parts, body) = request.into_parts();
-        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error) if error.is::<LengthLimitError>() => {
-                crate::telemetry::log(&format!(
-                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
-                ));
-                return status_only(StatusCode::PAYLOAD_TOO_LARGE);
-            }
-            Err(_) => return status_only(StatusCode::BAD_REQUEST),
+        let bytes = match read_whole(body).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return refusal,
         };
         let Ok(message) = nested::from_slice(&bytes) else {
-            return json_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
+            return parse_error();
         };
         let is_initialize = opens_a_session(&message);
         if !is_initialize && !parts.headers.contains_key(&SESSION_ID) {
@@ -522,10 +517,4 @@ fn not_reading() -> Response<ProxyBody> {
 /// A session that is not (or no longer) there.
 fn not_found() -> Response<ProxyBody> {
     json_error(StatusCode::NOT_FOUND, -32001, "Session not found")
-}
-
-fn status_only(status: StatusCode) -> Response<ProxyBody> {
-    let mut response = Response::new(whole(Vec::new()));
-    *response.status_mut() = status;
-    response
 }

@@ -37,7 +37,7 @@ use hyper::{Response, StatusCode};
 
 use crate::bridge::token_file::TokenFile;
 use crate::http::body::ProxyBody;
-use crate::http::json_response::json_error;
+use crate::http::own_response::json_error;
 use crate::options::Options;
 
 /// The names of loopback a `Host` may hold on a loopback listener, as the

@@ -2,8 +2,10 @@
 //! over Streamable HTTP, a child per session, every answer through the layer
 //! as in the stdio mode. It is the stdio mode's child
 //! ([`Relay`](crate::stdio::relay::Relay), on a pair of pipes per session)
-//! behind the HTTP mode's server ([`accept`](crate::server::listener): the
-//! limits on clients, the drain, the health listener).
+//! behind the server both listening modes share
+//! ([`accept`](crate::server::listener::accept): the limits on clients, the
+//! drain, the health listener). It uses nothing of the reverse proxy's own
+//! parts.
 //!
 //! The files: `endpoint` (the transport's requests, answered), `session`
 //! (one session's child, and its end), `child_input` (what a session writes

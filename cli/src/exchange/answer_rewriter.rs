@@ -47,7 +47,7 @@ use crate::exchange::shared::Shared;
 use crate::exchange::task_ids::ToClient;
 use crate::exchange::unread;
 use crate::http::body::ProxyBody;
-use crate::http::json_response::made_response;
+use crate::http::own_response::made_response;
 use crate::jsonrpc::envelope::{self, Envelope, Fields};
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;

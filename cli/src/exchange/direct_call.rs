@@ -143,10 +143,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::options::http_options;
 
-    fn timed(options: &[&str]) -> TimedTools {
-        http_options(options).timed_tools()
+    /// The tools `--tool-timeout` (`every`) or `--tool-timeout-for` (`named`)
+    /// time.
+    fn timed(every: bool, named: &[&str]) -> TimedTools {
+        TimedTools::new(every, named.iter().map(|tool| (*tool).to_owned()).collect())
     }
 
     fn call(tool: &str) -> String {
@@ -162,23 +163,20 @@ mod tests {
     #[test]
     fn a_call_of_a_tool_without_a_timeout_is_direct_and_read_by_its_envelope() {
         assert_eq!(
-            read(&call("search"), &timed(&[])),
+            read(&call("search"), &timed(false, &[])),
             Some(
                 json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search"}})
             )
         );
-        let build_only = timed(&["--tool-timeout-for", "build=2m"]);
+        let build_only = timed(false, &["build"]);
         assert!(read(&call("search"), &build_only).is_some());
         assert_eq!(read(&call("build"), &build_only), None);
-        assert_eq!(
-            read(&call("search"), &timed(&["--tool-timeout", "30s"])),
-            None
-        );
+        assert_eq!(read(&call("search"), &timed(true, &[])), None);
     }
 
     #[test]
     fn batches_other_methods_notifications_and_what_is_no_json_go_through_an_exchange() {
-        let untimed = timed(&[]);
+        let untimed = timed(false, &[]);
         for body in [
             format!("[{}]", call("search")),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
@@ -193,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_call_that_may_name_a_task_of_the_proxys_goes_through_an_exchange() {
-        let untimed = timed(&[]);
+        let untimed = timed(false, &[]);
         let related = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"mte1.74.31.0badc0de"}}}}"#;
         assert_eq!(read(related, &untimed), None);
         // The escape may spell the prefix: only reading the message tells.

@@ -3,9 +3,9 @@
 //! duration start then, and resolved where its answer is read, in that
 //! thread or task, so that no task of its own polls it and the runtime is
 //! never woken for it. The stdio mode holds one with each such request
-//! (`crate::stdio::stack`), the HTTP mode with each such direct call and with
-//! every exchange, whose future holds the tool timeout's timer too and is
-//! polled while the answer is awaited (`crate::exchange::answer_rewriter`).
+//! (in its stack), the HTTP mode with each such direct call and with every
+//! exchange, whose future holds the tool timeout's timer too and is polled
+//! while the answer is awaited (by its answer rewriter).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;

@@ -23,6 +23,12 @@ pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({"error": {"code": code, "message": message}, "id": id, "jsonrpc": "2.0"})
 }
 
+/// The answer to a message that is no JSON, in every mode: no request is
+/// known, so no id.
+pub(crate) fn parse_error() -> Value {
+    error(&Value::Null, PARSE_ERROR, "Parse error")
+}
+
 /// The answer to a request the server will not answer, for `reason`, saying
 /// `sentence`: an `isError` result for a `tools/call` (the layer renders it
 /// into the element), a `-32603` error for anything else. Marked with

@@ -11,7 +11,6 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header;
 use hyper::{Method, Request, Response, StatusCode, Version};
@@ -21,14 +20,14 @@ use crate::exchange::cancel::no_answer_response;
 use crate::exchange::direct_call::{self, DirectCall};
 use crate::exchange::layered_exchange::exchange;
 use crate::exchange::{replayed, task_ids};
-use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, streamed, whole};
+use crate::http::body::{ProxyBody, streamed, whole};
 use crate::http::headers::passed_through;
-use crate::http::json_response::{json_error, made_response};
+use crate::http::own_response::{made_response, parse_error, status_only};
 use crate::http::peer::Peer;
+use crate::http::whole_request::read_whole;
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::message::{Answer, requests};
-use crate::jsonrpc::own_answer::PARSE_ERROR;
 use crate::proxy::reverse_proxy::ReverseProxy;
 use crate::server::activity::{Activity, RequestBody, ResponseBody};
 use crate::server::connections::Connections;
@@ -96,16 +95,9 @@ async fn handle(
         if !is_mcp {
             break 'answer forward(&proxy, Request::from_parts(parts, streamed(body))).await;
         }
-        let bytes = match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error) if error.is::<LengthLimitError>() => {
-                crate::telemetry::log(&format!(
-                    "refused a request of more than {MAX_MESSAGE_BYTES} bytes"
-                ));
-                break 'answer status_only(StatusCode::PAYLOAD_TOO_LARGE);
-            }
-            // The client is gone, or sent a broken body: nobody to answer.
-            Err(_) => break 'answer status_only(StatusCode::BAD_REQUEST),
+        let bytes = match read_whole(body).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => break 'answer refusal,
         };
         if let Some(call) = DirectCall::read(&bytes, &parts.headers, &proxy.timed_tools) {
             proxy
@@ -129,7 +121,7 @@ async fn handle(
             // bridge answers it: a server that reads more than JSON (the
             // Python SDK takes `NaN` and `Infinity`, Express's body parser
             // inflates a gzip body) would run its calls with no layer.
-            break 'answer json_error(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
+            break 'answer parse_error();
         };
         // Each `POST` is answered on its own response: only a batch can hold
         // an id in use, twice.
@@ -222,11 +214,5 @@ fn no_tunnel() -> Response<ProxyBody> {
         header::ALLOW,
         header::HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
     );
-    response
-}
-
-fn status_only(status: StatusCode) -> Response<ProxyBody> {
-    let mut response = Response::new(whole(Vec::new()));
-    *response.status_mut() = status;
     response
 }

@@ -8,14 +8,13 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::jsonrpc::envelope::{self, Envelope};
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::{Answer, requests};
 use crate::jsonrpc::nested;
-use crate::jsonrpc::own_answer::{self, PARSE_ERROR};
+use crate::jsonrpc::own_answer;
 use crate::stdio::lines::{Line, Lines};
 use crate::stdio::stack::Stack;
 
@@ -101,7 +100,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// and `Infinity`) would run its calls with no layer. The HTTP modes answer
 /// such a body so too.
 fn refuse_unreadable(stack: &Stack) {
-    let error = own_answer::error(&Value::Null, PARSE_ERROR, "Parse error");
+    let error = own_answer::parse_error();
     stack.output().write_answer(Answer::made(error));
 }
 
