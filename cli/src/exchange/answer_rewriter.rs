@@ -103,7 +103,8 @@ pub(crate) enum UpstreamMessage {
 
 impl AnswerRewriter {
     /// For `requests` (as the layer reads each; a `batch` or one), sent with
-    /// `headers`, whose answers the layer reads by `layer_work`;
+    /// `headers` through `client` (where a cancellation goes too), whose
+    /// answers the layer (`shared`'s) reads by `layer_work`;
     /// `plain_results_unread` when the message is one `tools/call` naming no
     /// task of the proxy's.
     pub(crate) fn new(
