@@ -10,7 +10,11 @@
 # 127.0.0.1; a client in Python's standard library makes one MCP session and
 # its `tools/call`s one at a time, `echo` (a plain result) or `fail` (a tool
 # error, which the command rewraps). The figure is the difference between runs
-# of 100 and 1,100 calls, over 1,000: start-up and the session cancel out.
+# of 100 and 1,100 calls, over 1,000: start-up and the session cancel out;
+# it is the main thread's (the command runs on one CPU: one worker) and the
+# median of HTTP_INSTRUCTIONS_RUNS (3) such figures, which move by about 1%
+# from run to run (the runtime's timers follow the clock, slow under
+# callgrind).
 # Give several builds to compare them (valgrind and python3 needed).
 # HTTP_INSTRUCTIONS_OPTIONS holds options for the command, for instance
 # `--tool-timeout 60s`, under which every call goes through an exchange.
@@ -78,7 +82,7 @@ instructions() {
     PORT=0 MCP_TOOL_ERRORS=off "$example" >"$work/upstream.log" 2>&1 &
     local upstream_pid=$!
     upstream=$(address_in "$work/upstream.log" "listening on http://")
-    valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+    $pin valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/callgrind.out" \
         "$command" ${HTTP_INSTRUCTIONS_OPTIONS:-} --upstream "http://$upstream/mcp" --listen 127.0.0.1:0 \
         >"$work/proxy.log" 2>&1 &
     local proxy_pid=$!
@@ -88,15 +92,33 @@ instructions() {
     wait "$proxy_pid" || true
     kill "$upstream_pid"
     wait "$upstream_pid" 2>/dev/null || true
-    sed -n 's/^summary: //p' "$work/callgrind.out"
-    rm -f "$work/callgrind.out"
+    # The main thread's alone: it serves every request (one worker); the
+    # threads beside it (the sweep of the client connections) wake by the
+    # clock, which runs slow under callgrind.
+    sed -n 's/^summary: //p' "$work/callgrind.out-01"
+    rm -f "$work"/callgrind.out*
 }
 
-echo "instructions per call (callgrind), in front of the rmcp_http example"
+# One CPU, so one worker: the session's connection is served on the main
+# thread in every run (on a worker thread, the allocator's arena of that
+# thread costs some hundreds of instructions a call more, and which worker
+# accepts the connection changes from run to run).
+pin=""
+if command -v taskset >/dev/null; then
+    pin="taskset -c 0"
+fi
+
+echo "instructions per call (callgrind), in front of the rmcp_http example, one worker"
+runs=${HTTP_INSTRUCTIONS_RUNS:-3}
 for command in "$@"; do
     for tool in echo fail; do
-        short=$(instructions "$command" 100 "$tool")
-        long=$(instructions "$command" 1100 "$tool")
-        echo "$command: $tool $(((long - short) / 1000))"
+        figures=()
+        for _ in $(seq "$runs"); do
+            short=$(instructions "$command" 100 "$tool")
+            long=$(instructions "$command" 1100 "$tool")
+            figures+=($(((long - short) / 1000)))
+        done
+        sorted=($(printf '%s\n' "${figures[@]}" | sort -n))
+        echo "$command: $tool ${sorted[$((runs / 2))]} (median of ${figures[*]})"
     done
 done

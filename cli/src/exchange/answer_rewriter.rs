@@ -125,7 +125,7 @@ impl AnswerRewriter {
             layer_work,
             plain_results_unread,
             to_client,
-            cancel: Cancel::new(shared, client, headers, ids),
+            cancel: Cancel::new(client, headers, ids),
         }
     }
 
@@ -332,7 +332,10 @@ impl AnswerRewriter {
         let answer = ready!(call.poll_own_answer(cx));
         self.layer_work = LayerWork::OnAnswer;
         self.ended = true;
-        let answer = answer.and_then(|answer| self.cancel.give_up(answer.value, true));
+        let answer = answer.and_then(|answer| {
+            self.cancel
+                .give_up(self.shared.seen_calls(), answer.value, true)
+        });
         Poll::Ready(answer.map(|answer| crate::jsonrpc::nested::to_vec(&answer)))
     }
 
@@ -350,7 +353,10 @@ impl AnswerRewriter {
             })
             .collect();
         let made = failure.answer_to(&failed, self.batch);
-        let Some(made) = self.cancel.give_up(made, cancelled) else {
+        let Some(made) = self
+            .cancel
+            .give_up(self.shared.seen_calls(), made, cancelled)
+        else {
             self.withdraw();
             return None;
         };

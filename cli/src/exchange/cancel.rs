@@ -17,7 +17,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::exchange::shared::Shared;
+use crate::exchange::seen_calls::SeenCalls;
 use crate::http::body::{ProxyBody, whole};
 use crate::jsonrpc::message::{answers, response_ids};
 use crate::telemetry::describe;
@@ -38,8 +38,6 @@ const SESSION: usize = 0;
 /// `notifications/cancelled` for the requests the proxy gave up.
 #[derive(Debug)]
 pub(crate) struct Cancel {
-    /// The calls seen, where the client's own cancellations are.
-    shared: Shared,
     /// Where a cancellation goes.
     client: UpstreamClient,
     /// The values of [`CANCEL_HEADERS`] the request had.
@@ -49,14 +47,8 @@ pub(crate) struct Cancel {
 
 impl Cancel {
     /// For the requests `ids`, sent with `headers` through `client`.
-    pub(crate) fn new(
-        shared: &Shared,
-        client: &UpstreamClient,
-        headers: &HeaderMap,
-        ids: Vec<Value>,
-    ) -> Self {
+    pub(crate) fn new(client: &UpstreamClient, headers: &HeaderMap, ids: Vec<Value>) -> Self {
         Self {
-            shared: shared.clone(),
             client: client.clone(),
             headers: CANCEL_HEADERS.map(|name| headers.get(name).cloned()),
             ids,
@@ -67,10 +59,11 @@ impl Cancel {
     /// layer's, at a timeout), to one request or a batch. Returns it without
     /// what it says to the calls the client cancelled, `None` when nothing is
     /// left; when `tell`, the server is told that the others are abandoned.
+    /// The client's own cancellations are among the calls `seen`.
     ///
     /// Only here are the calls looked up: a call answered by the server pays
     /// nothing for its client's cancellations.
-    pub(crate) fn give_up(&self, answer: Value, tell: bool) -> Option<Value> {
+    pub(crate) fn give_up(&self, seen: &SeenCalls, answer: Value, tell: bool) -> Option<Value> {
         // Only the requests the answer answers: the others of a batch were
         // answered by the server already.
         let named = response_ids(&answer);
@@ -79,7 +72,7 @@ impl Cancel {
             .iter()
             .filter(|id| named.iter().any(|named| answers(named, id)))
             .collect();
-        let withdrawn = self.withdrawn(&given_up, tell);
+        let withdrawn = self.withdrawn(seen, &given_up, tell);
         if tell {
             self.send(&given_up, &withdrawn);
         }
@@ -88,14 +81,18 @@ impl Cancel {
 
     /// Those of `given_up` the client cancelled itself; the others are
     /// remembered as the proxy's to cancel when `tell`.
-    fn withdrawn<'a>(&self, given_up: &[&'a Value], tell: bool) -> Vec<&'a Value> {
+    fn withdrawn<'a>(
+        &self,
+        seen: &SeenCalls,
+        given_up: &[&'a Value],
+        tell: bool,
+    ) -> Vec<&'a Value> {
         let Some(session) = self.headers[SESSION]
             .as_ref()
             .and_then(|session| session.to_str().ok())
         else {
             return Vec::new();
         };
-        let seen = self.shared.seen_calls();
         let withdrawn: Vec<&Value> = given_up
             .iter()
             .copied()

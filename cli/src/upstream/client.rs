@@ -30,9 +30,17 @@ use crate::http::body::{BoxError, ProxyBody};
 use crate::upstream::idle::{IDLE_TIMEOUT, Idle};
 use crate::upstream::url::{Connector, UpstreamUrl};
 
-/// A worker's connections to the upstream.
+/// A worker's connections to the upstream; a clone is a handle to the same
+/// (what an exchange keeps to send a cancellation).
 #[derive(Debug, Clone)]
 pub(crate) struct UpstreamClient {
+    target: Arc<Target>,
+    idle: Arc<Idle>,
+}
+
+/// Where a client's connections go, and how.
+#[derive(Debug)]
+struct Target {
     connector: Connector,
     /// Where every connection goes: the upstream's scheme and authority.
     origin: Uri,
@@ -40,7 +48,6 @@ pub(crate) struct UpstreamClient {
     host: HeaderValue,
     /// The upstream's MCP endpoint, where the proxy's own requests go.
     endpoint: Uri,
-    idle: Arc<Idle>,
 }
 
 impl UpstreamClient {
@@ -58,17 +65,19 @@ impl UpstreamClient {
         let mut origin = upstream.endpoint_uri().into_parts();
         origin.path_and_query = Some(PathAndQuery::from_static("/"));
         Self {
-            connector: connector.clone(),
-            origin: Uri::from_parts(origin).expect("an origin and a path make a URI"),
-            host: upstream.host().clone(),
-            endpoint: upstream.endpoint_uri(),
+            target: Arc::new(Target {
+                connector: connector.clone(),
+                origin: Uri::from_parts(origin).expect("an origin and a path make a URI"),
+                host: upstream.host().clone(),
+                endpoint: upstream.endpoint_uri(),
+            }),
             idle: Idle::new(idle_timeout),
         }
     }
 
     /// The upstream's MCP endpoint.
     pub(crate) fn endpoint(&self) -> &Uri {
-        &self.endpoint
+        &self.target.endpoint
     }
 
     /// How many of its connections wait for a request.
@@ -89,7 +98,7 @@ impl UpstreamClient {
         if !request.headers().contains_key(header::HOST) {
             request
                 .headers_mut()
-                .insert(header::HOST, self.host.clone());
+                .insert(header::HOST, self.target.host.clone());
         }
         loop {
             let (mut sender, reused) = match self.idle.take().await {
@@ -116,9 +125,9 @@ impl UpstreamClient {
 
     /// A new connection, driven by a task of its own on this worker.
     async fn connect(&self) -> Result<SendRequest<ProxyBody>, UpstreamError> {
-        let mut connector = self.connector.clone();
+        let mut connector = self.target.connector.clone();
         let io = connector
-            .call(self.origin.clone())
+            .call(self.target.origin.clone())
             .await
             .map_err(UpstreamError::Connect)?;
         let (sender, connection) = http1::handshake(io)
