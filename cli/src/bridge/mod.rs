@@ -23,6 +23,10 @@
 //! that started a child exits), in its own process group, which its
 //! session's end signals; the bridge exits once no process of any group is
 //! left.
+//!
+//! It uses the server (`crate::server`), the stdio mode's relay, the HTTP
+//! plumbing (`crate::http`), the JSON-RPC rules, the options and the signals;
+//! nothing uses it but `main`.
 
 mod child_input;
 mod endpoint;

@@ -10,7 +10,8 @@
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion),
 //! `own_answer` (the answers the command makes itself), `id_in_use` (the
 //! refusal of an id in flight or held twice, in every mode) and `timed_tools`
-//! (the calls the layer holds a timer for).
+//! (the calls the layer holds a timer for). It uses the library and nothing
+//! of the command but `telemetry` (whether the metric is recorded).
 
 pub(crate) mod envelope;
 pub(crate) mod id_in_use;

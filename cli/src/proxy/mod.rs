@@ -13,7 +13,8 @@
 //! ([`crate::server`], shared with the bridge), the client of the upstream
 //! ([`crate::upstream`]) and the MCP exchange ([`crate::exchange`]). This
 //! folder puts them together: `reverse_proxy` (what a worker serves) and
-//! `route` (which way each request goes, and which part takes it).
+//! `route` (which way each request goes, and which part takes it); nothing
+//! uses it but `main`.
 
 mod reverse_proxy;
 mod route;

@@ -17,7 +17,8 @@
 //! reaped), `stdout_holders` (what holds the child's stdout from outside its
 //! group once it exited, killed), and `relay` (one child relayed to one
 //! client's pipes, until it exits: the stdio mode's, and each of the bridge's
-//! sessions').
+//! sessions'). It uses the JSON-RPC rules, the options, the signals and the
+//! log; nothing of HTTP.
 
 pub(crate) mod child;
 mod child_stdin;

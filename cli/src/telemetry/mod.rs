@@ -6,6 +6,9 @@
 //!
 //! The log's layer sees events only: the span the library opens per request
 //! is enabled (and paid for) only when it is exported.
+//!
+//! It uses nothing of the command but its options (`observability_options`):
+//! every part writes its log here.
 
 mod http_client;
 mod log;
