@@ -53,6 +53,7 @@ use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::{LayerRequest, Method};
 use crate::jsonrpc::message::{Answer, response_ids};
+use crate::jsonrpc::tool_error_texts::ToolErrorTexts;
 
 /// The requests of one message sent upstream, and what their answer becomes
 /// for the client.
@@ -224,9 +225,41 @@ impl AnswerRewriter {
             self.requests.mark_answered(&[request]);
             return None;
         }
+        if let Some(rewrapped) = self.rewrapped_texts(data, fields, request) {
+            return rewrapped;
+        }
         let value = self.whole(data)?;
         // In the answer to a `tools/call`, only a task handle names a task.
         self.layered(data, value, fields.result.may_be_task, &[request])
+    }
+
+    /// The tool error `data`, whose envelope is `fields`, answering the call
+    /// at `request`, rewrapped by its texts alone ([`ToolErrorTexts`]) when
+    /// nothing records the call's span or metric: the layer's future, if it
+    /// waits, reads a success, as it does a plain result, and the layer
+    /// rewraps the texts as it would the result read whole. `None` when the
+    /// answer is to be read whole.
+    fn rewrapped_texts(
+        &mut self,
+        data: &[u8],
+        fields: &Fields<'_>,
+        request: usize,
+    ) -> Option<Option<Vec<u8>>> {
+        let recorded = crate::telemetry::spans_exported() || crate::telemetry::metrics_recorded();
+        if recorded || !fields.result.is_error || fields.result.may_be_task || fields.has_error {
+            return None;
+        }
+        let tool = self.requests.request(request).tool()?;
+        let mut texts = ToolErrorTexts::read(data)?;
+        self.proxy
+            .layer()
+            .rewrap_error_texts(tool, texts.texts_mut());
+        if matches!(self.layer_work, LayerWork::Future(..)) {
+            let id = fields.id.clone().unwrap_or_default();
+            self.resolve(Answer::made(plain_success(id)), &[request]);
+        }
+        self.requests.mark_answered(&[request]);
+        Some(texts.written(data))
     }
 
     /// `data` read whole; when it cannot be (a string past what the envelope
@@ -393,4 +426,201 @@ fn plain_success(id: Value) -> Value {
     answer.insert("id".to_owned(), id);
     answer.insert("result".to_owned(), Value::Object(serde_json::Map::new()));
     Value::Object(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::HeaderMap;
+
+    use super::*;
+    use crate::http::client::UpstreamClient;
+    use crate::http::direct_call::DirectCall;
+    use crate::http::drain::Drain;
+    use crate::http::upstream::{self, parse_upstream};
+    use crate::jsonrpc::nested;
+    use crate::jsonrpc::splice::rewritten;
+    use crate::options::http_options;
+
+    /// A proxy with `options`, and what keeps its drain from ending.
+    fn proxy(
+        options: &[&str],
+    ) -> (
+        Arc<Proxy>,
+        tokio::sync::watch::Sender<crate::http::drain::Phase>,
+    ) {
+        let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
+        let client = UpstreamClient::new(&upstream::connector(&url).expect("a connector"), &url);
+        let (serving, drain) = Drain::new();
+        let proxy = Arc::new(Proxy::new(url, client, &http_options(options), drain));
+        (proxy, serving)
+    }
+
+    /// A `tools/call` of `tool` (as written in JSON, escapes and all).
+    fn call(tool: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"q":"x"}}}}}}"#
+        )
+    }
+
+    /// The bytes the client gets of `answer` to `call` (a direct call, or
+    /// an exchange that holds the layer's future), as the rewriter writes
+    /// them.
+    fn read(proxy: &Arc<Proxy>, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
+        let mut rewriter = if direct {
+            let timed = http_options(&[]).timed_tools();
+            DirectCall::read(call.as_bytes(), &HeaderMap::new(), &timed)
+                .expect("a direct call")
+                .rewriter(proxy, &HeaderMap::new())
+        } else {
+            let message: Value = serde_json::from_str(call).expect("JSON");
+            let sent = LayerRequest::each_of(&message);
+            let to_client = ToClient::new(&message, &[], proxy.known_tasks());
+            let (sender, layer_call) =
+                LayerCall::call(&proxy.layer(), proxy.invalid_params(), message);
+            let work = LayerWork::Future(sender, layer_call);
+            AnswerRewriter::new(
+                proxy,
+                (sent, false),
+                &HeaderMap::new(),
+                to_client,
+                work,
+                true,
+            )
+        };
+        match rewriter.read(answer) {
+            UpstreamMessage::Answer(bytes) => bytes,
+            UpstreamMessage::Other => panic!("not an answer: {}", String::from_utf8_lossy(answer)),
+        }
+    }
+
+    /// The bytes the client gets of `answer` to `call` when the answer is
+    /// read whole, put through the layer (over it at hand for a direct call,
+    /// through its future for an exchange) and spliced.
+    fn read_whole(proxy: &Arc<Proxy>, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
+        let message: Value = serde_json::from_str(call).expect("JSON");
+        let value = nested::from_slice(answer).ok()?;
+        let answer_read = Answer::from_child(answer.to_vec(), value);
+        let answered = if direct {
+            let request = LayerRequest::each_of(&message).remove(0).into_value();
+            layer_over_answer(&proxy.layer(), proxy.invalid_params(), request, answer_read)
+        } else {
+            let (sender, layer_call) =
+                LayerCall::call(&proxy.layer(), proxy.invalid_params(), message);
+            layer_call.resolve(sender, answer_read)
+        }?;
+        rewritten(answer, &answered.value)
+    }
+
+    /// Tool errors whose texts alone are read, and some that are read whole.
+    const ANSWERS: [(&str, bool); 13] = [
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"bench-failure"}],"isError":true}}"#,
+            true,
+        ),
+        // Escapes in the text, spacing, a key order of the server's own.
+        (
+            "{ \"result\" : { \"isError\" : true, \"content\" : [ { \"text\" : \"a \\\"quoted\\\"\\nline </error> \\u00e9 \\ud83d\\ude00\", \"type\" : \"text\" } ] }, \"id\" : 7, \"jsonrpc\" : \"2.0\" }\n",
+            true,
+        ),
+        // Structured content, other items, numbers as the server spelled
+        // them, an id that answers 7.
+        (
+            r#"{"jsonrpc":"2.0","id":7.0,"result":{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"one"},{"type":"resource","resource":{"uri":"x","text":7}},{"type":"text","text":"two","annotations":{"priority":1.50}}],"structuredContent":{"code":-0,"detail":[1e2,{"a":null}]},"_meta":{"k":"v"},"isError":true}}"#,
+            true,
+        ),
+        // Already rendered for the tool called, and for another.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"<error tool=\"search\">\nx\n</error>"},{"type":"text","text":"<error tool=\"other\">\ny\n</error>"}],"isError":true}}"#,
+            true,
+        ),
+        // A key with an escape, a key named twice anywhere, a mark of the
+        // layer's, a member the layer may read: read whole.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"\u0074ype":"text","text":"x"}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1,"a":2},"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true},"mcp_tool_errors.no_answer":"server_exited"}"#,
+            false,
+        ),
+        // What serde_json does not read into a value: passed as it is.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":1e400},"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"},{"type":"image","text":"\ud800"}],"isError":true}}"#,
+            false,
+        ),
+        // Malformed, or with no text: as the layer leaves it or gives it one.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"},{"type":"text","text":7}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text"}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"image","data":"AA=="}],"isError":true}}"#,
+            false,
+        ),
+    ];
+
+    #[tokio::test]
+    async fn a_tool_error_read_by_its_texts_is_written_as_when_read_whole() {
+        let (direct, _serving) = proxy(&[]);
+        let (timed, _timed_serving) = proxy(&["--tool-timeout", "60s"]);
+        // A call whose bytes hold `\u` goes through an exchange only.
+        for tool in ["search", r#"se\"ar\\ch <x> é"#, r#"se\u0061rch"#] {
+            let call = call(tool);
+            for (answer, by_texts) in ANSWERS {
+                let answer = answer.as_bytes();
+                assert_eq!(
+                    ToolErrorTexts::read(answer).is_some(),
+                    by_texts,
+                    "{}",
+                    String::from_utf8_lossy(answer)
+                );
+                for (proxy, is_direct) in [(&direct, true), (&timed, false)] {
+                    if is_direct && tool.contains("\\u") {
+                        continue;
+                    }
+                    let got = read(proxy, &call, answer, is_direct);
+                    let whole = read_whole(proxy, &call, answer, is_direct);
+                    assert_eq!(
+                        got.as_deref().map(String::from_utf8_lossy),
+                        whole.as_deref().map(String::from_utf8_lossy),
+                        "direct: {is_direct}, {tool}, {}",
+                        String::from_utf8_lossy(answer)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_an_error_response_or_a_task_handle_is_not_read_by_its_texts() {
+        for answer in [
+            // A task handle, which the layer remembers, its id made the
+            // client's.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"task":{"taskId":"t"},"isError":true}}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true}}]"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true}} {}"#,
+        ] {
+            assert!(
+                ToolErrorTexts::read(answer.as_bytes()).is_none(),
+                "{answer}"
+            );
+        }
+    }
 }
