@@ -607,6 +607,77 @@ mod tests {
         }
     }
 
+    mod properties {
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        use super::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop_oneof![
+                    Just('"'),
+                    Just('\\'),
+                    Just('\n'),
+                    Just('<'),
+                    Just('é'),
+                    Just('\u{1F600}'),
+                    Just('\u{0}'),
+                    prop::char::range('a', 'e'),
+                ],
+                0..8,
+            )
+            .prop_map(|chars| chars.into_iter().collect())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Whatever the texts, the items between them, the members
+            /// beside them and the layout, a tool error read by its texts
+            /// is written as when read whole.
+            #[test]
+            fn a_tool_error_is_written_as_when_read_whole(
+                texts in prop::collection::vec((text(), any::<bool>()), 1..4),
+                structured in prop::option::of(text()),
+                pretty in any::<bool>(),
+            ) {
+                let content: Vec<Value> = texts
+                    .iter()
+                    .flat_map(|(text, image)| {
+                        let mut items = vec![json!({"type": "text", "text": text})];
+                        if *image {
+                            items.push(json!({"type": "image", "data": text, "mimeType": "image/png"}));
+                        }
+                        items
+                    })
+                    .collect();
+                let mut result = json!({"content": content, "isError": true});
+                if let Some(structured) = structured {
+                    result["structuredContent"] = json!({"detail": structured, "n": [1.5, -0, null]});
+                }
+                let answer = json!({"jsonrpc": "2.0", "id": 7, "result": result});
+                let answer = if pretty {
+                    serde_json::to_vec_pretty(&answer).unwrap()
+                } else {
+                    serde_json::to_vec(&answer).unwrap()
+                };
+                prop_assert!(ToolErrorTexts::read(&answer).is_some());
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+                let _entered = runtime.enter();
+                let (direct, _serving) = proxy(&[]);
+                let (timed, _timed_serving) = proxy(&["--tool-timeout", "60s"]);
+                for (proxy, is_direct) in [(&direct, true), (&timed, false)] {
+                    let call = call("search");
+                    prop_assert_eq!(
+                        read(proxy, &call, &answer, is_direct),
+                        read_whole(proxy, &call, &answer, is_direct)
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_batch_an_error_response_or_a_task_handle_is_not_read_by_its_texts() {
         for answer in [
