@@ -1,7 +1,7 @@
 //! The layer applied where no `tower::Service` sits (a gateway's hook after
 //! each tool call, a binding that runs the handler itself):
 //! [`ToolErrorLayer::rewrap_result`] for a `tools/call` result already at
-//! hand, and the layer's own answers and log text for a call its caller timed
+//! hand ([`ToolErrorLayer::rewrap_error_texts`] for its texts alone), and the layer's own answers and log text for a call its caller timed
 //! out or saw fail ([`ToolErrorLayer::tool_timeout_of`],
 //! [`ToolErrorLayer::timed_out_result`], [`ToolErrorLayer::crashed_result`],
 //! [`ToolErrorLayer::scrub_log_text`]), and the reason it gives the server
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::json::tool_error_result;
 use crate::layer::ToolErrorLayer;
-use crate::model::{AnswerBody, CallResult};
+use crate::model::{AnswerBody, CallResult, ToolResult};
 use crate::panic::logged_text;
 use crate::render::ErrorRenderer;
 use crate::unanswered::{crashed_tool_text, timed_out_tool_text};
@@ -84,6 +84,24 @@ impl<R: ErrorRenderer> ToolErrorLayer<R> {
             } => self.config().rewrap(result, tool),
             _ => false,
         }
+    }
+
+    /// Rewrites `texts`, the texts of the text items of an `isError: true`
+    /// result of a call of `tool`, in their order, as
+    /// [`rewrap_result`](Self::rewrap_result) rewrites those items; with no
+    /// text, the one such a result is given is inserted first. For a caller
+    /// that reads a result's texts from its bytes and writes back the ones
+    /// that changed, without building the result as a JSON value.
+    ///
+    /// ```
+    /// use mcp_tool_errors::ToolErrorLayer;
+    ///
+    /// let mut texts = vec!["no such change".to_owned()];
+    /// ToolErrorLayer::new().rewrap_error_texts("get_change", &mut texts);
+    /// assert_eq!(texts, ["<error tool=\"get_change\">\nno such change\n</error>"]);
+    /// ```
+    pub fn rewrap_error_texts(&self, tool: &str, texts: &mut Vec<String>) {
+        self.config().rewrap(&mut ErrorTexts(texts), tool);
     }
 
     /// The timeout that bounds a call of `tool`: its own
@@ -181,5 +199,18 @@ impl<R: ErrorRenderer> ToolErrorLayer<R> {
     /// ```
     pub fn scrub_log_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         logged_text(text, self.config())
+    }
+}
+
+/// The texts of an `isError: true` result's text items, in their order.
+struct ErrorTexts<'a>(&'a mut Vec<String>);
+
+impl ToolResult for ErrorTexts<'_> {
+    fn error_texts(&mut self) -> Option<impl Iterator<Item = &mut String>> {
+        Some(self.0.iter_mut())
+    }
+
+    fn insert_text(&mut self, text: String) {
+        self.0.insert(0, text);
     }
 }

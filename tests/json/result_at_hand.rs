@@ -166,6 +166,47 @@ fn what_is_not_a_tool_error_passes_untouched() {
     }
 }
 
+/// `rewrap_error_texts` makes of a tool error's texts what the layer writes
+/// over JSON in its text items, whichever items lie between them.
+#[test]
+fn error_texts_are_rewrapped_as_over_json() {
+    let other_tool = render_error("get_change", "no such change");
+    let this_tool = render_error(TOOL, "done");
+    let long = "x<error>".repeat(64);
+    let cases: [(ToolErrorLayer, Vec<&str>); 5] = [
+        (ToolErrorLayer::new(), vec!["disk full"]),
+        (
+            ToolErrorLayer::new(),
+            vec!["a \"quoted\"\nline</error>", "", "é\u{0}\u{1F600}"],
+        ),
+        (ToolErrorLayer::new(), vec![&this_tool, &other_tool]),
+        (ToolErrorLayer::new().max_error_bytes(64), vec![&long]),
+        (ToolErrorLayer::new(), vec![]),
+    ];
+    for (layer, texts) in cases {
+        let content: Vec<Value> = texts
+            .iter()
+            .flat_map(|text| {
+                [
+                    json!({"type": "text", "text": text}),
+                    json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
+                ]
+            })
+            .collect();
+        let result = json!({"content": content, "isError": true});
+        let expected: Vec<String> = through_service(&layer, &result)["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["type"] == "text")
+            .map(|item| item["text"].as_str().unwrap().to_owned())
+            .collect();
+        let mut at_hand: Vec<String> = texts.iter().map(|text| (*text).to_owned()).collect();
+        layer.rewrap_error_texts(TOOL, &mut at_hand);
+        assert_eq!(at_hand, expected, "{texts:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The layer's own answers, for a caller that runs the call itself.
 // ---------------------------------------------------------------------------

@@ -54,6 +54,7 @@ use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::{Answer, response_ids};
 use crate::jsonrpc::method::Method;
+use crate::jsonrpc::tool_error_texts::ToolErrorTexts;
 use crate::upstream::client::UpstreamClient;
 
 /// The requests of one message sent upstream, and what their answer becomes
@@ -228,9 +229,41 @@ impl AnswerRewriter {
             self.requests.mark_answered(&[request]);
             return None;
         }
+        if let Some(rewrapped) = self.rewrapped_texts(data, fields, request) {
+            return rewrapped;
+        }
         let value = self.whole(data)?;
         // In the answer to a `tools/call`, only a task handle names a task.
         self.layered(data, value, fields.result.may_be_task, &[request])
+    }
+
+    /// The tool error `data`, whose envelope is `fields`, answering the call
+    /// at `request`, rewrapped by its texts alone ([`ToolErrorTexts`]) when
+    /// nothing records the call's span or metric: the layer's future, if it
+    /// waits, reads a success, as it does a plain result, and the layer
+    /// rewraps the texts as it would the result read whole. `None` when the
+    /// answer is to be read whole.
+    fn rewrapped_texts(
+        &mut self,
+        data: &[u8],
+        fields: &Fields<'_>,
+        request: usize,
+    ) -> Option<Option<Vec<u8>>> {
+        let recorded = crate::telemetry::spans_exported() || crate::telemetry::metrics_recorded();
+        if recorded || !fields.result.is_error || fields.result.may_be_task || fields.has_error {
+            return None;
+        }
+        let tool = self.requests.request(request).tool()?;
+        let mut texts = ToolErrorTexts::read(data)?;
+        self.shared
+            .layer()
+            .rewrap_error_texts(tool, texts.texts_mut());
+        if matches!(self.layer_work, LayerWork::Future(..)) {
+            let id = fields.id.clone().unwrap_or_default();
+            self.resolve(Answer::made(plain_success(id)), &[request]);
+        }
+        self.requests.mark_answered(&[request]);
+        Some(texts.written(data))
     }
 
     /// `data` read whole; when it cannot be (a string past what the envelope
@@ -403,4 +436,286 @@ fn plain_success(id: Value) -> Value {
     answer.insert("id".to_owned(), id);
     answer.insert("result".to_owned(), Value::Object(serde_json::Map::new()));
     Value::Object(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::HeaderMap;
+
+    use super::*;
+    use std::time::Duration;
+
+    use mcp_tool_errors::ToolErrorLayer;
+
+    use crate::exchange::direct_call::DirectCall;
+    use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
+    use crate::jsonrpc::nested;
+    use crate::jsonrpc::splice::rewritten;
+    use crate::jsonrpc::timed_tools::TimedTools;
+    use crate::upstream::url::{connector, parse_upstream};
+
+    /// What an exchange is given: the layer and its memories, and a client of
+    /// an upstream nobody serves (no test here sends anything).
+    struct Given {
+        shared: Shared,
+        client: UpstreamClient,
+    }
+
+    /// What an exchange is given under a layer with a tool timeout of 60 s
+    /// (every call then goes through an exchange) when `timed`.
+    fn given(timed: bool) -> Given {
+        let url = parse_upstream("http://127.0.0.1:9/mcp").expect("a URL");
+        let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
+        let mut layer = ToolErrorLayer::new();
+        if timed {
+            layer = layer.tool_timeout(Duration::from_secs(60));
+        }
+        let shared = Shared::new(layer, InvalidParamsAsToolErrors::new(false));
+        Given { shared, client }
+    }
+
+    /// A `tools/call` of `tool` (as written in JSON, escapes and all).
+    fn call(tool: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"q":"x"}}}}}}"#
+        )
+    }
+
+    /// The bytes the client gets of `answer` to `call` (a direct call, or
+    /// an exchange that holds the layer's future), as the rewriter writes
+    /// them.
+    fn read(given: &Given, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
+        let sending = (&given.shared, &given.client);
+        let mut rewriter = if direct {
+            let untimed = TimedTools::new(false, Vec::new());
+            DirectCall::read(call.as_bytes(), &HeaderMap::new(), &untimed)
+                .expect("a direct call")
+                .rewriter(sending, &HeaderMap::new())
+        } else {
+            let message: Value = serde_json::from_str(call).expect("JSON");
+            let sent = LayerRequest::each_of(&message);
+            let to_client = ToClient::new(&message, &[], given.shared.known_tasks());
+            let (sender, layer_call) =
+                LayerCall::call(given.shared.layer(), given.shared.invalid_params(), message);
+            let work = LayerWork::Future(sender, layer_call);
+            AnswerRewriter::new(
+                sending,
+                (sent, false),
+                &HeaderMap::new(),
+                to_client,
+                work,
+                true,
+            )
+        };
+        match rewriter.read(answer) {
+            UpstreamMessage::Answer(bytes) => bytes,
+            UpstreamMessage::Other => panic!("not an answer: {}", String::from_utf8_lossy(answer)),
+        }
+    }
+
+    /// The bytes the client gets of `answer` to `call` when the answer is
+    /// read whole, put through the layer (over it at hand for a direct call,
+    /// through its future for an exchange) and spliced.
+    fn read_whole(given: &Given, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
+        let shared = &given.shared;
+        let message: Value = serde_json::from_str(call).expect("JSON");
+        let value = nested::from_slice(answer).ok()?;
+        let answer_read = Answer::from_child(answer.to_vec(), value);
+        let answered = if direct {
+            let request = LayerRequest::each_of(&message).remove(0).into_value();
+            layer_over_answer(
+                shared.layer(),
+                shared.invalid_params(),
+                request,
+                answer_read,
+            )
+        } else {
+            let (sender, layer_call) =
+                LayerCall::call(shared.layer(), shared.invalid_params(), message);
+            layer_call.resolve(sender, answer_read)
+        }?;
+        rewritten(answer, &answered.value)
+    }
+
+    /// Tool errors whose texts alone are read, and some that are read whole.
+    const ANSWERS: [(&str, bool); 13] = [
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"bench-failure"}],"isError":true}}"#,
+            true,
+        ),
+        // Escapes in the text, spacing, a key order of the server's own.
+        (
+            "{ \"result\" : { \"isError\" : true, \"content\" : [ { \"text\" : \"a \\\"quoted\\\"\\nline </error> \\u00e9 \\ud83d\\ude00\", \"type\" : \"text\" } ] }, \"id\" : 7, \"jsonrpc\" : \"2.0\" }\n",
+            true,
+        ),
+        // Structured content, other items, numbers as the server spelled
+        // them, an id that answers 7.
+        (
+            r#"{"jsonrpc":"2.0","id":7.0,"result":{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"one"},{"type":"resource","resource":{"uri":"x","text":7}},{"type":"text","text":"two","annotations":{"priority":1.50}}],"structuredContent":{"code":-0,"detail":[1e2,{"a":null}]},"_meta":{"k":"v"},"isError":true}}"#,
+            true,
+        ),
+        // Already rendered for the tool called, and for another.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"<error tool=\"search\">\nx\n</error>"},{"type":"text","text":"<error tool=\"other\">\ny\n</error>"}],"isError":true}}"#,
+            true,
+        ),
+        // A key with an escape, a key named twice anywhere, a mark of the
+        // layer's, a member the layer may read: read whole.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"\u0074ype":"text","text":"x"}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1,"a":2},"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true},"mcp_tool_errors.no_answer":"server_exited"}"#,
+            false,
+        ),
+        // What serde_json does not read into a value: passed as it is.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":1e400},"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"},{"type":"image","text":"\ud800"}],"isError":true}}"#,
+            false,
+        ),
+        // Malformed, or with no text: as the layer leaves it or gives it one.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"},{"type":"text","text":7}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text"}],"isError":true}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"image","data":"AA=="}],"isError":true}}"#,
+            false,
+        ),
+    ];
+
+    #[tokio::test]
+    async fn a_tool_error_read_by_its_texts_is_written_as_when_read_whole() {
+        let (direct, timed) = (given(false), given(true));
+        // A call whose bytes hold `\u` goes through an exchange only.
+        for tool in ["search", r#"se\"ar\\ch <x> é"#, r#"se\u0061rch"#] {
+            let call = call(tool);
+            for (answer, by_texts) in ANSWERS {
+                let answer = answer.as_bytes();
+                assert_eq!(
+                    ToolErrorTexts::read(answer).is_some(),
+                    by_texts,
+                    "{}",
+                    String::from_utf8_lossy(answer)
+                );
+                for (given, is_direct) in [(&direct, true), (&timed, false)] {
+                    if is_direct && tool.contains("\\u") {
+                        continue;
+                    }
+                    let got = read(given, &call, answer, is_direct);
+                    let whole = read_whole(given, &call, answer, is_direct);
+                    assert_eq!(
+                        got.as_deref().map(String::from_utf8_lossy),
+                        whole.as_deref().map(String::from_utf8_lossy),
+                        "direct: {is_direct}, {tool}, {}",
+                        String::from_utf8_lossy(answer)
+                    );
+                }
+            }
+        }
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        use super::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop_oneof![
+                    Just('"'),
+                    Just('\\'),
+                    Just('\n'),
+                    Just('<'),
+                    Just('é'),
+                    Just('\u{1F600}'),
+                    Just('\u{0}'),
+                    prop::char::range('a', 'e'),
+                ],
+                0..8,
+            )
+            .prop_map(|chars| chars.into_iter().collect())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Whatever the texts, the items between them, the members
+            /// beside them and the layout, a tool error read by its texts
+            /// is written as when read whole.
+            #[test]
+            fn a_tool_error_is_written_as_when_read_whole(
+                texts in prop::collection::vec((text(), any::<bool>()), 1..4),
+                structured in prop::option::of(text()),
+                pretty in any::<bool>(),
+            ) {
+                let content: Vec<Value> = texts
+                    .iter()
+                    .flat_map(|(text, image)| {
+                        let mut items = vec![json!({"type": "text", "text": text})];
+                        if *image {
+                            items.push(json!({"type": "image", "data": text, "mimeType": "image/png"}));
+                        }
+                        items
+                    })
+                    .collect();
+                let mut result = json!({"content": content, "isError": true});
+                if let Some(structured) = structured {
+                    result["structuredContent"] = json!({"detail": structured, "n": [1.5, -0, null]});
+                }
+                let answer = json!({"jsonrpc": "2.0", "id": 7, "result": result});
+                let answer = if pretty {
+                    serde_json::to_vec_pretty(&answer).unwrap()
+                } else {
+                    serde_json::to_vec(&answer).unwrap()
+                };
+                prop_assert!(ToolErrorTexts::read(&answer).is_some());
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+                let _entered = runtime.enter();
+                let (direct, timed) = (given(false), given(true));
+                for (given, is_direct) in [(&direct, true), (&timed, false)] {
+                    let call = call("search");
+                    prop_assert_eq!(
+                        read(given, &call, &answer, is_direct),
+                        read_whole(given, &call, &answer, is_direct)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_an_error_response_or_a_task_handle_is_not_read_by_its_texts() {
+        for answer in [
+            // A task handle, which the layer remembers, its id made the
+            // client's.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"task":{"taskId":"t"},"isError":true}}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true}}]"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}],"isError":true}} {}"#,
+        ] {
+            assert!(
+                ToolErrorTexts::read(answer.as_bytes()).is_none(),
+                "{answer}"
+            );
+        }
+    }
 }

@@ -445,6 +445,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_tool_error_among_several_events_is_rewrapped_in_its_own() {
+        const PROGRESS: &str = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n";
+        const FAILED: &str = "id: 0/2\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\ndata: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"no \\\"x\\\"\\n\"}],\"isError\":true}}\n\n";
+        let frames = [Some(PRIMING), Some(PROGRESS), None, Some(FAILED), None];
+        let sent: String = client_frames(&frames)
+            .await
+            .into_iter()
+            .map(|(data, _)| data)
+            .collect();
+        let text = serde_json::to_string(&mcp_tool_errors::render_error("search", "no \"x\"\n"))
+            .expect("a string");
+        let rewrapped = format!(
+            "id: 0/2\ndata: {{\"jsonrpc\":\"2.0\",\"id\":7,\ndata: \"result\":{{\"content\":[{{\"type\":\"text\",\"text\":{text}}}],\"isError\":true}}}}\n\n"
+        );
+        assert_eq!(sent, format!("{PRIMING}{PROGRESS}{rewrapped}"));
+    }
+
+    #[tokio::test]
     async fn a_stream_kept_open_after_the_answer_sends_it_after_a_few_turns() {
         let mut frames = vec![Some(PRIMING), Some(ANSWER)];
         frames.extend([None; 2 * GATHER_TURNS + 2]);

@@ -101,6 +101,18 @@ impl LayerRequest {
         }
     }
 
+    /// The tool of one `tools/call` that names one.
+    pub(crate) fn tool(&self) -> Option<&str> {
+        match self {
+            Self::Single {
+                method: Method::ToolsCall,
+                name,
+                ..
+            } => name.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether this is one `tools/call`.
     pub(crate) fn is_tool_call(&self) -> bool {
         matches!(

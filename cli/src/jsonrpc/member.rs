@@ -142,13 +142,16 @@ impl<'a> Member<'a> {
         let id = object.get("id");
         let method = object.get("method");
         let kind = Kind::of(id.is_some(), MethodMember::of(method));
+        // Looked up member by member: `Value::pointer` allocates for each
+        // step of its path.
+        let param = |name: &str| object.get("params")?.get(name);
         match (kind, id, method.and_then(Value::as_str)) {
             (Kind::Request, Some(id), Some(method)) => Self::Request(Request {
                 id,
                 method,
-                progress_token: message.pointer("/params/_meta/progressToken"),
-                tool: message.pointer("/params/name").and_then(Value::as_str),
-                task_id: message.pointer("/params/taskId").and_then(Value::as_str),
+                progress_token: param("_meta").and_then(|meta| meta.get("progressToken")),
+                tool: param("name").and_then(Value::as_str),
+                task_id: param("taskId").and_then(Value::as_str),
             }),
             (Kind::Notification, _, Some(method)) => Self::Notification(Notification {
                 method,

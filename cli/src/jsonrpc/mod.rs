@@ -7,6 +7,7 @@
 //! cancellation, a response),
 //! `message` (an answer, its bytes and its value), `layer_request` (the request handed to
 //! the layer), `method` (the methods told apart), `splice` (a changed answer written as the server's bytes),
+//! `tool_error_texts` (a tool error's texts read from its answer's bytes),
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion),
 //! `own_answer` (the answers the command makes itself), `id_in_use` (the
 //! refusal of an id in flight or held twice, in every mode) and `timed_tools`
@@ -27,3 +28,4 @@ pub(crate) mod nested;
 pub(crate) mod own_answer;
 pub(crate) mod splice;
 pub(crate) mod timed_tools;
+pub(crate) mod tool_error_texts;

@@ -11,6 +11,7 @@
 //! Nothing is cloned to tell what changed: the walk tells.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde_json::{Map, Value};
 
@@ -56,6 +57,34 @@ pub(crate) fn rewritten(bytes: &[u8], new: &Value) -> Option<Vec<u8>> {
         Some(Spliced::Changed(spliced)) => Some(spliced),
         None => Some(crate::jsonrpc::nested::to_vec(new)),
     }
+}
+
+/// `bytes` with each string at a range of `strings` (in order, apart)
+/// written as its text where it reads otherwise, as [`splice`] writes a
+/// string that changed; `None` when every one already reads as its text.
+pub(crate) fn strings_replaced<'a>(
+    bytes: &[u8],
+    strings: impl IntoIterator<Item = (Range<usize>, &'a str)>,
+) -> Option<Vec<u8>> {
+    let (mut out, mut copied, mut changed) = (Vec::new(), 0, false);
+    for (at, text) in strings {
+        let written = bytes.get(at.clone())?;
+        if says_text(written, text) == Some(true) {
+            continue;
+        }
+        if !changed {
+            out.reserve(bytes.len() + bytes.len() / 4);
+            changed = true;
+        }
+        out.extend_from_slice(bytes.get(copied..at.start)?);
+        serde_json::to_writer(&mut out, text).expect("a string serializes");
+        copied = at.end;
+    }
+    if !changed {
+        return None;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    Some(out)
 }
 
 /// A position in the upstream's bytes and the bytes written so far.
@@ -246,18 +275,22 @@ fn says(written: &[u8], value: &Value) -> Option<bool> {
         (b"null", Value::Null) | (b"true", Value::Bool(true)) | (b"false", Value::Bool(false)) => {
             true
         }
-        // A string without an escape is its bytes between the quotes.
-        ([b'"', inner @ .., b'"'], Value::String(text)) if !inner.contains(&b'\\') => {
-            inner == text.as_bytes()
-        }
-        ([b'"', ..], Value::String(text)) => {
-            serde_json::from_slice::<Cow<'_, str>>(written).ok()? == *text
-        }
+        ([b'"', ..], Value::String(text)) => says_text(written, text)?,
         ([b'-' | b'0'..=b'9', ..], Value::Number(number)) => {
             serde_json::from_slice::<serde_json::Number>(written).ok()? == *number
         }
         _ => false,
     })
+}
+
+/// Whether `written` (a string as the upstream wrote it) reads as `text`;
+/// `None` when it reads as nothing.
+fn says_text(written: &[u8], text: &str) -> Option<bool> {
+    match written {
+        // A string without an escape is its bytes between the quotes.
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => Some(inner == text.as_bytes()),
+        _ => Some(serde_json::from_slice::<Cow<'_, str>>(written).ok()? == text),
+    }
 }
 
 #[cfg(test)]
@@ -458,6 +491,17 @@ mod tests {
             rewritten(br#"{"a":1"#, &json!({"a": 1})),
             Some(br#"{"a":1}"#.to_vec())
         );
+    }
+
+    #[test]
+    fn strings_replaced_are_written_as_the_splice_writes_them() {
+        let line = r#"{"a":"x","b":"\u0079","c":"z"}"#;
+        let new = json!({"a": "x", "b": "y", "c": "new \"one\"\n"});
+        let ranges = [(5..8, "x"), (13..21, "y"), (26..29, "new \"one\"\n")];
+        let replaced = strings_replaced(line.as_bytes(), ranges.clone()).expect("changed");
+        assert_eq!(Some(replaced), rewritten(line.as_bytes(), &new));
+        let same = [(5..8, "x"), (13..21, "y"), (26..29, "z")];
+        assert_eq!(strings_replaced(line.as_bytes(), same), None);
     }
 
     #[test]
