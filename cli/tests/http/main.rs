@@ -63,4 +63,5 @@ mod spellings;
 mod stop_twice;
 mod support;
 mod typescript_tasks;
+mod whole_request;
 mod workers;

@@ -1,0 +1,130 @@
+//! A request body at the MCP endpoint is read whole in either HTTP mode, by
+//! one rule: past 16 MiB it is refused `413` with the log line `refused a
+//! request of more than 16777216 bytes`, and a body that breaks off is
+//! answered `400` with no body; neither reaches the server. The real binary
+//! on 127.0.0.1, its requests written byte by byte; every wait is bounded.
+
+use std::net::SocketAddr;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::bridge::{Bridge, child};
+use crate::support::{Proxy, Reply, Upstream, bounded, tool_call};
+
+/// The bound on a request body, in bytes.
+const BOUND: usize = 16 * 1024 * 1024;
+
+/// The log line of a body past the bound.
+const REFUSED: &str = "refused a request of more than 16777216 bytes";
+
+/// `head` (its lines, without the blank line that ends it) and `body` written
+/// to `address` as one `POST /mcp`, the writing side then shut; what the
+/// client reads back, to the end of the connection.
+async fn exchange(address: SocketAddr, head: &[String], body: &[u8]) -> String {
+    bounded("the answer", async {
+        let mut stream = TcpStream::connect(address).await.expect("a connection");
+        let (mut reading, mut writing) = stream.split();
+        let mut request = head.join("\r\n").into_bytes();
+        request.extend_from_slice(b"\r\n\r\n");
+        request.extend_from_slice(body);
+        let write = async {
+            // The server may end its side once it has answered: what it
+            // no longer reads is not this test's concern.
+            let _ = writing.write_all(&request).await;
+            let _ = writing.shutdown().await;
+        };
+        let mut answer = Vec::new();
+        let read = reading.read_to_end(&mut answer);
+        let ((), read) = tokio::join!(write, read);
+        read.expect("the answer");
+        String::from_utf8_lossy(&answer).into_owned()
+    })
+    .await
+}
+
+/// The head of a `POST /mcp` to `address` whose body has `length` bytes.
+fn post_head(address: SocketAddr, length: usize) -> Vec<String> {
+    vec![
+        "POST /mcp HTTP/1.1".to_owned(),
+        format!("Host: {address}"),
+        "Content-Type: application/json".to_owned(),
+        "Accept: application/json, text/event-stream".to_owned(),
+        format!("Content-Length: {length}"),
+    ]
+}
+
+/// A `tools/call` that is valid JSON, padded with spaces to `length` bytes.
+fn padded_call(length: usize) -> Vec<u8> {
+    let mut call = tool_call(1, "write").into_bytes();
+    call.resize(length, b' ');
+    call
+}
+
+/// The status line and the body of `answer`, its `date` left out.
+fn status_and_body(answer: &str) -> (&str, &str) {
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
+    (head.lines().next().expect("a status line"), body)
+}
+
+#[tokio::test]
+async fn a_body_past_the_bound_is_refused_413_and_logged_in_either_mode() {
+    let upstream = Upstream::start(|_| Reply::json("{}")).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let bridge = Bridge::start(&[], &child(json!({}))).await;
+    for (mode, address) in [
+        ("the reverse proxy", proxy.address),
+        ("the bridge", bridge.process.address),
+    ] {
+        let answer = exchange(
+            address,
+            &post_head(address, BOUND + 1),
+            &padded_call(BOUND + 1),
+        )
+        .await;
+        assert_eq!(
+            status_and_body(&answer),
+            ("HTTP/1.1 413 Payload Too Large", ""),
+            "{mode}: {answer:?}"
+        );
+    }
+    bounded("the proxy logs the refusal", async {
+        while !proxy.log().contains(REFUSED) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    bridge.process.log_shows(REFUSED).await;
+    assert!(
+        upstream.received().is_empty(),
+        "nothing reached the upstream"
+    );
+    assert!(bridge.children().is_empty(), "no child was started");
+}
+
+#[tokio::test]
+async fn a_body_that_breaks_off_is_answered_400_with_no_body_in_either_mode() {
+    let upstream = Upstream::start(|_| Reply::json("{}")).await;
+    let proxy = Proxy::start(&upstream.url(), &[]).await;
+    let bridge = Bridge::start(&[], &child(json!({}))).await;
+    for (mode, address) in [
+        ("the reverse proxy", proxy.address),
+        ("the bridge", bridge.process.address),
+    ] {
+        // A length of 100, and the connection's writing side shut after 10.
+        let answer = exchange(address, &post_head(address, 100), br#"{"jsonrpc""#).await;
+        assert_eq!(
+            status_and_body(&answer),
+            ("HTTP/1.1 400 Bad Request", ""),
+            "{mode}: {answer:?}"
+        );
+        assert!(!answer.contains("content-type"), "{mode}: {answer:?}");
+    }
+    assert!(
+        upstream.received().is_empty(),
+        "nothing reached the upstream"
+    );
+    assert!(bridge.children().is_empty(), "no child was started");
+    assert!(!proxy.log().contains(REFUSED), "{}", proxy.log());
+}
