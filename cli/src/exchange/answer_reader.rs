@@ -36,11 +36,12 @@ use hyper::{Request, Response};
 use crate::exchange::answer_rewriter::{AnswerRewriter, UpstreamMessage, made_or_none};
 use crate::exchange::answer_stream::stream_response;
 use crate::exchange::failure::Failure;
+use crate::exchange::outbound::Outbound;
 use crate::http::body::{MAX_MESSAGE_BYTES, ProxyBody, whole};
 use crate::http::headers::{self, MediaType, passed_through};
 use crate::server::drain::{Drain, Phase};
 use crate::telemetry::describe;
-use crate::upstream::client::{UpstreamClient, UpstreamError};
+use crate::upstream::client::UpstreamError;
 use crate::upstream::decoded::{Encoding, answer_type, decoded, encoding};
 
 /// What ended the wait for the response head.
@@ -53,12 +54,11 @@ enum HeadWait<R> {
     LayerAnswered(Option<Vec<u8>>),
 }
 
-/// Sends `request` upstream and answers the client with what `rewriter`
+/// Sends `request` upstream through `outbound` and answers the client with what `rewriter`
 /// makes of the response; the response head may take at most
 /// `head_timeout`, when there is one.
 pub(crate) async fn answer(
-    client: &UpstreamClient,
-    drain: &Drain,
+    outbound: &Outbound,
     request: Request<ProxyBody>,
     mut rewriter: AnswerRewriter,
     head_timeout: Option<Duration>,
@@ -75,8 +75,8 @@ pub(crate) async fn answer(
         };
         tokio::select! {
             biased;
-            response = client.request(request) => HeadWait::Came(response),
-            () = drain.reached(Phase::Expired) => HeadWait::Drained,
+            response = outbound.client.request(request) => HeadWait::Came(response),
+            () = outbound.drain.reached(Phase::Expired) => HeadWait::Drained,
             timeout = head_timeout => HeadWait::TimedOut(timeout),
             answer = poll_fn(|cx| rewriter.poll_layer_answer(cx)) => HeadWait::LayerAnswered(answer),
         }
@@ -84,14 +84,14 @@ pub(crate) async fn answer(
     let response = match wait {
         HeadWait::Came(Ok(response)) => response,
         HeadWait::Came(Err(error)) => {
-            let failure = Failure::no_response(client.endpoint(), &error);
+            let failure = Failure::no_response(outbound.client.endpoint(), &error);
             return rewriter.failed_response(failure, false);
         }
         HeadWait::Drained => return rewriter.failed_response(Failure::drained(), true),
         HeadWait::TimedOut(timeout) => {
             crate::telemetry::log(&format!(
                 "no answer from {} within {}: cancelling the request",
-                client.endpoint(),
+                outbound.client.endpoint(),
                 humantime::format_duration(timeout)
             ));
             return rewriter.failed_response(Failure::NoAnswerWithin(timeout), true);
@@ -105,15 +105,15 @@ pub(crate) async fn answer(
     };
     match (encoding(response.headers()), media_type) {
         (Encoding::Identity, MediaType::EventStream) => {
-            stream_response(response, rewriter, drain.clone()).await
+            stream_response(response, rewriter, outbound.drain.clone()).await
         }
-        (Encoding::Identity, _) => json_answer(response, rewriter, drain.clone()).await,
+        (Encoding::Identity, _) => json_answer(response, rewriter, outbound.drain.clone()).await,
         // Boxed: the future of this rare case does not make every call's larger.
         (Encoding::Decoded(format), MediaType::EventStream) => {
             Box::pin(stream_response(
                 decoded(response, format),
                 rewriter,
-                drain.clone(),
+                outbound.drain.clone(),
             ))
             .await
         }
@@ -121,7 +121,7 @@ pub(crate) async fn answer(
             Box::pin(json_answer(
                 decoded(response, format),
                 rewriter,
-                drain.clone(),
+                outbound.drain.clone(),
             ))
             .await
         }

@@ -43,7 +43,8 @@ use tokio::sync::oneshot;
 use crate::exchange::awaited_requests::AwaitedRequests;
 use crate::exchange::cancel::{Cancel, no_answer_response};
 use crate::exchange::failure::Failure;
-use crate::exchange::shared::Shared;
+use crate::exchange::layer_state::LayerState;
+use crate::exchange::outbound::Outbound;
 use crate::exchange::task_ids::ToClient;
 use crate::exchange::unread;
 use crate::http::body::ProxyBody;
@@ -55,14 +56,13 @@ use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::{Answer, response_ids};
 use crate::jsonrpc::method::Method;
 use crate::jsonrpc::tool_error_texts::ToolErrorTexts;
-use crate::upstream::client::UpstreamClient;
 
 /// The requests of one message sent upstream, and what their answer becomes
 /// for the client.
 #[derive(Debug)]
 pub(crate) struct AnswerRewriter {
     /// The layer, and what it remembers.
-    shared: Shared,
+    layer_state: LayerState,
     /// The requests sent, and which of them an answer reached: one the
     /// layer read, or one the proxy could not read and passed as the server
     /// wrote it.
@@ -104,12 +104,13 @@ pub(crate) enum UpstreamMessage {
 
 impl AnswerRewriter {
     /// For `requests` (as the layer reads each; a `batch` or one), sent with
-    /// `headers` through `client` (where a cancellation goes too), whose
-    /// answers the layer (`shared`'s) reads by `layer_work`;
+    /// `headers` through `outbound` (where a cancellation goes too), whose
+    /// answers the layer (`layer_state`'s) reads by `layer_work`;
     /// `plain_results_unread` when the message is one `tools/call` naming no
     /// task of the proxy's.
     pub(crate) fn new(
-        (shared, client): (&Shared, &UpstreamClient),
+        layer_state: &LayerState,
+        outbound: &Outbound,
         (requests, batch): (Vec<LayerRequest>, bool),
         headers: &HeaderMap,
         to_client: ToClient,
@@ -119,14 +120,14 @@ impl AnswerRewriter {
         let requests = AwaitedRequests::new(requests);
         let ids = requests.ids();
         Self {
-            shared: shared.clone(),
+            layer_state: layer_state.clone(),
             requests,
             batch,
             ended: false,
             layer_work,
             plain_results_unread,
             to_client,
-            cancel: Cancel::new(client, headers, ids),
+            cancel: Cancel::new(outbound, headers, ids),
         }
     }
 
@@ -215,7 +216,7 @@ impl AnswerRewriter {
             let value = self.whole(data)?;
             return self.layered(data, value, true, &[request]);
         }
-        let invalid_params = self.shared.invalid_params().is_on();
+        let invalid_params = self.layer_state.invalid_params().is_on();
         let may_change = Method::ToolsCall.may_change_answer(fields, invalid_params);
         let holds_future = matches!(self.layer_work, LayerWork::Future(..));
         if !may_change && (!fields.has_error || !holds_future) {
@@ -255,7 +256,7 @@ impl AnswerRewriter {
         }
         let tool = self.requests.request(request).tool()?;
         let mut texts = ToolErrorTexts::read(data)?;
-        self.shared
+        self.layer_state
             .layer()
             .rewrap_error_texts(tool, texts.texts_mut());
         if matches!(self.layer_work, LayerWork::Future(..)) {
@@ -332,8 +333,8 @@ impl AnswerRewriter {
                     read.next().unwrap_or_default()
                 };
                 layer_over_answer(
-                    self.shared.layer(),
-                    self.shared.invalid_params(),
+                    self.layer_state.layer(),
+                    self.layer_state.invalid_params(),
                     request,
                     answer,
                 )
@@ -367,7 +368,7 @@ impl AnswerRewriter {
         self.ended = true;
         let answer = answer.and_then(|answer| {
             self.cancel
-                .give_up(self.shared.seen_calls(), answer.value, true)
+                .give_up(self.layer_state.seen_calls(), answer.value, true)
         });
         Poll::Ready(answer.map(|answer| crate::jsonrpc::nested::to_vec(&answer)))
     }
@@ -388,7 +389,7 @@ impl AnswerRewriter {
         let made = failure.answer_to(&failed, self.batch);
         let Some(made) = self
             .cancel
-            .give_up(self.shared.seen_calls(), made, cancelled)
+            .give_up(self.layer_state.seen_calls(), made, cancelled)
         else {
             self.withdraw();
             return None;
@@ -452,13 +453,17 @@ mod tests {
     use crate::jsonrpc::nested;
     use crate::jsonrpc::splice::rewritten;
     use crate::jsonrpc::timed_tools::TimedTools;
+    use crate::server::drain::{Drain, Phase};
+    use crate::upstream::client::UpstreamClient;
     use crate::upstream::url::{connector, parse_upstream};
 
-    /// What an exchange is given: the layer and its memories, and a client of
-    /// an upstream nobody serves (no test here sends anything).
+    /// What an exchange is given: the layer and its state, and a client of
+    /// an upstream nobody serves (no test here sends anything), with the
+    /// sender that keeps its drain from ending.
     struct Given {
-        shared: Shared,
-        client: UpstreamClient,
+        layer_state: LayerState,
+        outbound: Outbound,
+        _serving: tokio::sync::watch::Sender<Phase>,
     }
 
     /// What an exchange is given under a layer with a tool timeout of 60 s
@@ -470,8 +475,13 @@ mod tests {
         if timed {
             layer = layer.tool_timeout(Duration::from_secs(60));
         }
-        let shared = Shared::new(layer, InvalidParamsAsToolErrors::new(false));
-        Given { shared, client }
+        let layer_state = LayerState::new(layer, InvalidParamsAsToolErrors::new(false));
+        let (serving, drain) = Drain::new();
+        Given {
+            layer_state,
+            outbound: Outbound { client, drain },
+            _serving: serving,
+        }
     }
 
     /// A `tools/call` of `tool` (as written in JSON, escapes and all).
@@ -485,21 +495,24 @@ mod tests {
     /// an exchange that holds the layer's future), as the rewriter writes
     /// them.
     fn read(given: &Given, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
-        let sending = (&given.shared, &given.client);
         let mut rewriter = if direct {
             let untimed = TimedTools::new(false, Vec::new());
             DirectCall::read(call.as_bytes(), &HeaderMap::new(), &untimed)
                 .expect("a direct call")
-                .rewriter(sending, &HeaderMap::new())
+                .rewriter(&given.layer_state, &given.outbound, &HeaderMap::new())
         } else {
             let message: Value = serde_json::from_str(call).expect("JSON");
             let sent = LayerRequest::each_of(&message);
-            let to_client = ToClient::new(&message, &[], given.shared.known_tasks());
-            let (sender, layer_call) =
-                LayerCall::call(given.shared.layer(), given.shared.invalid_params(), message);
+            let to_client = ToClient::new(&message, &[], given.layer_state.known_tasks());
+            let (sender, layer_call) = LayerCall::call(
+                given.layer_state.layer(),
+                given.layer_state.invalid_params(),
+                message,
+            );
             let work = LayerWork::Future(sender, layer_call);
             AnswerRewriter::new(
-                sending,
+                &given.layer_state,
+                &given.outbound,
                 (sent, false),
                 &HeaderMap::new(),
                 to_client,
@@ -517,21 +530,21 @@ mod tests {
     /// read whole, put through the layer (over it at hand for a direct call,
     /// through its future for an exchange) and spliced.
     fn read_whole(given: &Given, call: &str, answer: &[u8], direct: bool) -> Option<Vec<u8>> {
-        let shared = &given.shared;
+        let layer_state = &given.layer_state;
         let message: Value = serde_json::from_str(call).expect("JSON");
         let value = nested::from_slice(answer).ok()?;
         let answer_read = Answer::from_child(answer.to_vec(), value);
         let answered = if direct {
             let request = LayerRequest::each_of(&message).remove(0).into_value();
             layer_over_answer(
-                shared.layer(),
-                shared.invalid_params(),
+                layer_state.layer(),
+                layer_state.invalid_params(),
                 request,
                 answer_read,
             )
         } else {
             let (sender, layer_call) =
-                LayerCall::call(shared.layer(), shared.invalid_params(), message);
+                LayerCall::call(layer_state.layer(), layer_state.invalid_params(), message);
             layer_call.resolve(sender, answer_read)
         }?;
         rewritten(answer, &answered.value)

@@ -360,7 +360,8 @@ mod tests {
 
     use super::*;
     use crate::exchange::direct_call::DirectCall;
-    use crate::exchange::shared::Shared;
+    use crate::exchange::layer_state::LayerState;
+    use crate::exchange::outbound::Outbound;
     use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
     use crate::jsonrpc::timed_tools::TimedTools;
     use crate::upstream::client::UpstreamClient;
@@ -402,14 +403,18 @@ mod tests {
         let client = UpstreamClient::new(&connector(&url).expect("a connector"), &url);
         // Held to the end: without it, the drain is over.
         let (_serving, drain) = Drain::new();
-        let shared = Shared::new(
+        let layer_state = LayerState::new(
             mcp_tool_errors::ToolErrorLayer::new(),
             InvalidParamsAsToolErrors::new(false),
         );
+        let outbound = Outbound {
+            client,
+            drain: drain.clone(),
+        };
         let untimed = TimedTools::new(false, Vec::new());
         let call =
             DirectCall::read(CALL.as_bytes(), &HeaderMap::new(), &untimed).expect("a direct call");
-        let rewriter = call.rewriter((&shared, &client), &HeaderMap::new());
+        let rewriter = call.rewriter(&layer_state, &outbound, &HeaderMap::new());
         let upstream = Response::new(Upstream(frames.iter().copied().collect()));
         let mut body = stream_response(upstream, rewriter, drain).await.into_body();
         let mut sent = Vec::new();

@@ -17,11 +17,11 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::exchange::outbound::Outbound;
 use crate::exchange::seen_calls::SeenCalls;
 use crate::http::body::{ProxyBody, whole};
 use crate::jsonrpc::message::{answers, response_ids};
 use crate::telemetry::describe;
-use crate::upstream::client::UpstreamClient;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.
@@ -38,18 +38,19 @@ const SESSION: usize = 0;
 /// `notifications/cancelled` for the requests the proxy gave up.
 #[derive(Debug)]
 pub(crate) struct Cancel {
-    /// Where a cancellation goes.
-    client: UpstreamClient,
+    /// Where a cancellation goes; the drain it holds keeps the process until
+    /// the cancellation is sent.
+    outbound: Outbound,
     /// The values of [`CANCEL_HEADERS`] the request had.
     headers: [Option<HeaderValue>; 3],
     ids: Vec<Value>,
 }
 
 impl Cancel {
-    /// For the requests `ids`, sent with `headers` through `client`.
-    pub(crate) fn new(client: &UpstreamClient, headers: &HeaderMap, ids: Vec<Value>) -> Self {
+    /// For the requests `ids`, sent with `headers` through `outbound`.
+    pub(crate) fn new(outbound: &Outbound, headers: &HeaderMap, ids: Vec<Value>) -> Self {
         Self {
-            client: client.clone(),
+            outbound: outbound.clone(),
             headers: CANCEL_HEADERS.map(|name| headers.get(name).cloned()),
             ids,
         }
@@ -123,7 +124,7 @@ impl Cancel {
                 "method": "notifications/cancelled",
                 "params": {"requestId": id, "reason": mcp_tool_errors::TIMEOUT_CANCELLATION_REASON},
             });
-            let mut request = Request::post(self.client.endpoint())
+            let mut request = Request::post(self.outbound.client.endpoint())
                 .header(header::CONTENT_TYPE, "application/json")
                 .header(header::ACCEPT, "application/json, text/event-stream");
             for (name, value) in CANCEL_HEADERS.iter().zip(&self.headers) {
@@ -136,9 +137,10 @@ impl Cancel {
             let request = request
                 .body(whole(body))
                 .expect("a URI and headers of a request make a request");
-            let client = self.client.clone();
+            // Held until it is sent: the drain waits for it.
+            let outbound = self.outbound.clone();
             tokio::spawn(async move {
-                match client.request(request).await {
+                match outbound.client.request(request).await {
                     Ok(response) => {
                         let _ = response.into_body().collect().await;
                     }

@@ -19,7 +19,8 @@ use serde_json::Value;
 
 use crate::exchange::answer_reader::answer;
 use crate::exchange::answer_rewriter::{AnswerRewriter, LayerWork};
-use crate::exchange::shared::Shared;
+use crate::exchange::layer_state::LayerState;
+use crate::exchange::outbound::Outbound;
 use crate::exchange::task_ids::{self, ToClient};
 use crate::http::body::ProxyBody;
 use crate::jsonrpc::envelope::{self, Envelope};
@@ -27,8 +28,6 @@ use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::method::Method;
 use crate::jsonrpc::timed_tools::TimedTools;
-use crate::server::drain::Drain;
-use crate::upstream::client::UpstreamClient;
 
 /// A `tools/call` the layer need not hold: its id and tool.
 #[derive(Debug)]
@@ -95,22 +94,30 @@ impl DirectCall {
     /// the layer's future is made now when the call's span is exported.
     pub(crate) fn rewriter(
         self,
-        sending: (&Shared, &UpstreamClient),
+        layer_state: &LayerState,
+        outbound: &Outbound,
         headers: &HeaderMap,
     ) -> AnswerRewriter {
-        let (shared, _) = sending;
-        let to_client = ToClient::for_call(&self.id, &self.tool, shared.known_tasks());
+        let to_client = ToClient::for_call(&self.id, &self.tool, layer_state.known_tasks());
         let layer_work = match self.traced {
             // The span starts as the call is sent.
             Some(request) => {
                 let (sender, call) =
-                    LayerCall::call(shared.layer(), shared.invalid_params(), request);
+                    LayerCall::call(layer_state.layer(), layer_state.invalid_params(), request);
                 LayerWork::Future(sender, call)
             }
             None => LayerWork::OnAnswer,
         };
         let requests = (vec![read_by_layer(&self.id, &self.tool)], false);
-        AnswerRewriter::new(sending, requests, headers, to_client, layer_work, true)
+        AnswerRewriter::new(
+            layer_state,
+            outbound,
+            requests,
+            headers,
+            to_client,
+            layer_work,
+            true,
+        )
     }
 }
 
@@ -123,17 +130,17 @@ fn read_by_layer(id: &Value, tool: &str) -> LayerRequest {
     }
 }
 
-/// Sends `request` (holding `call`) upstream through `client` and answers the
-/// client, unless the end of `drain` comes first.
+/// Sends `request` (holding `call`) upstream through `outbound` and answers
+/// the client through the layer (`layer_state`'s), unless the end of the
+/// drain comes first.
 pub(crate) async fn exchange(
-    shared: &Shared,
-    client: &UpstreamClient,
-    drain: &Drain,
+    layer_state: &LayerState,
+    outbound: &Outbound,
     request: Request<ProxyBody>,
     call: DirectCall,
 ) -> Response<ProxyBody> {
-    let rewriter = call.rewriter((shared, client), request.headers());
-    answer(client, drain, request, rewriter, None).await
+    let rewriter = call.rewriter(layer_state, outbound, request.headers());
+    answer(outbound, request, rewriter, None).await
 }
 
 #[cfg(test)]

@@ -21,57 +21,60 @@ use serde_json::{Value, json};
 
 use crate::exchange::answer_reader::answer;
 use crate::exchange::answer_rewriter::{AnswerRewriter, LayerWork};
-use crate::exchange::shared::Shared;
+use crate::exchange::layer_state::LayerState;
+use crate::exchange::outbound::Outbound;
 use crate::exchange::task_ids::ToClient;
 use crate::http::body::ProxyBody;
 use crate::jsonrpc::layer_call::LayerCall;
 use crate::jsonrpc::layer_over_answer::layer_over_answer;
 use crate::jsonrpc::layer_request::LayerRequest;
 use crate::jsonrpc::message::Answer;
-use crate::server::drain::Drain;
-use crate::upstream::client::UpstreamClient;
 use crate::upstream::head_timeout::HeadTimeout;
 
-/// Sends `request` (whose body is `message`) upstream through `client` and
-/// the layer, and returns the client's response, its head awaited at most
-/// what `head_timeout` gives the message and until the end of `drain`;
+/// Sends `request` (whose body is `message`) upstream through `outbound` and
+/// the layer (`layer_state`'s), and returns the client's response, its head
+/// awaited at most what `head_timeout` gives the message and until the end of
+/// the drain;
 /// `opened` are the tool and the server's id of each task the message named.
 pub(crate) async fn exchange(
-    (shared, client): (&Shared, &UpstreamClient),
-    (drain, head_timeout): (&Drain, &HeadTimeout),
+    layer_state: &LayerState,
+    outbound: &Outbound,
+    head_timeout: &HeadTimeout,
     request: Request<ProxyBody>,
     message: Value,
     opened: &[(String, String)],
 ) -> Response<ProxyBody> {
     for (tool, task_id) in opened {
-        remember_task(shared, tool, task_id);
+        remember_task(layer_state, tool, task_id);
     }
-    let to_client = ToClient::new(&message, opened, shared.known_tasks());
+    let to_client = ToClient::new(&message, opened, layer_state.known_tasks());
     let sent = LayerRequest::each_of(&message);
     let head_timeout = head_timeout.for_requests(&sent);
     let batch = message.is_array();
     let plain_results_unread = opened.is_empty() && is_one_tools_call(&sent, batch);
-    let (sender, call) = LayerCall::call(shared.layer(), shared.invalid_params(), message);
+    let (sender, call) =
+        LayerCall::call(layer_state.layer(), layer_state.invalid_params(), message);
     let rewriter = AnswerRewriter::new(
-        (shared, client),
+        layer_state,
+        outbound,
         (sent, batch),
         request.headers(),
         to_client,
         LayerWork::Future(sender, call),
         plain_results_unread,
     );
-    answer(client, drain, request, rewriter, head_timeout).await
+    answer(outbound, request, rewriter, head_timeout).await
 }
 
 /// Has the layer remember that the server's task `task_id` belongs to `tool`,
 /// as if it had seen the `tools/call` that created it: the task's id, which
 /// the client sent, says so, and this replica may never have seen that call.
-fn remember_task(shared: &Shared, tool: &str, task_id: &str) {
+fn remember_task(layer_state: &LayerState, tool: &str, task_id: &str) {
     let call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": tool}});
     let handle = json!({"jsonrpc": "2.0", "id": 0, "result": {"task": {"taskId": task_id}}});
     let _ = layer_over_answer(
-        shared.layer(),
-        shared.invalid_params(),
+        layer_state.layer(),
+        layer_state.invalid_params(),
         call,
         Answer::made(handle),
     );

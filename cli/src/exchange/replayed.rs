@@ -23,8 +23,8 @@ use hyper::header::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::exchange::layer_state::LayerState;
 use crate::exchange::seen_calls::session;
-use crate::exchange::shared::Shared;
 use crate::exchange::task_ids::ToClient;
 use crate::http::body::{ChannelBody, MAX_MESSAGE_BYTES, ProxyBody};
 use crate::http::headers;
@@ -39,7 +39,7 @@ use crate::upstream::sse;
 /// `request_headers`: an event stream with its answers to remembered calls
 /// rewritten, anything else as it is.
 pub(crate) fn response(
-    shared: Shared,
+    layer_state: LayerState,
     request_headers: &HeaderMap,
     response: Response<UpstreamBody>,
 ) -> Response<ProxyBody> {
@@ -57,14 +57,19 @@ pub(crate) fn response(
     let (mut parts, body) = response.into_parts();
     headers::remove_hop_by_hop(&mut parts.headers);
     let (events, client_body) = ChannelBody::new();
-    tokio::spawn(relay(shared, session, body, events));
+    tokio::spawn(relay(layer_state, session, body, events));
     Response::from_parts(parts, client_body.boxed())
 }
 
 /// Relays the stream event by event, rewriting answers to remembered calls.
-async fn relay(shared: Shared, session: String, mut body: ReadBody, events: mpsc::Sender<Bytes>) {
+async fn relay(
+    layer_state: LayerState,
+    session: String,
+    mut body: ReadBody,
+    events: mpsc::Sender<Bytes>,
+) {
     let mut splitter = sse::EventSplitter::default();
-    let to_client = ToClient::outside_exchanges(shared.known_tasks());
+    let to_client = ToClient::outside_exchanges(layer_state.known_tasks());
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return;
@@ -74,7 +79,7 @@ async fn relay(shared: Shared, session: String, mut body: ReadBody, events: mpsc
         };
         splitter.push(&chunk);
         while let Some(event) = splitter.next_event() {
-            let event = to_client.event(rewritten(&shared, &session, event));
+            let event = to_client.event(rewritten(&layer_state, &session, event));
             if events.send(Bytes::from(event)).await.is_err() {
                 return;
             }
@@ -109,14 +114,15 @@ async fn pass_rest(mut body: ReadBody, events: mpsc::Sender<Bytes>) {
 
 /// `event`, its data rewritten when it answers a call of `session` that this
 /// process relayed and the layer changes that answer.
-fn rewritten(shared: &Shared, session: &str, event: Vec<u8>) -> Vec<u8> {
+fn rewritten(layer_state: &LayerState, session: &str, event: Vec<u8>) -> Vec<u8> {
     let Some(data) = sse::data(&event) else {
         return event;
     };
     let Ok(answer) = crate::jsonrpc::nested::from_slice(&data) else {
         return event;
     };
-    let Some(tool) = answered_call(&answer).and_then(|id| shared.seen_calls().tool(session, id))
+    let Some(tool) =
+        answered_call(&answer).and_then(|id| layer_state.seen_calls().tool(session, id))
     else {
         return event;
     };
@@ -124,8 +130,8 @@ fn rewritten(shared: &Shared, session: &str, event: Vec<u8>) -> Vec<u8> {
     let call = json!({"jsonrpc": "2.0", "id": answer["id"], "method": "tools/call",
                       "params": {"name": tool}});
     let Some(layered) = layer_over_answer(
-        shared.layer(),
-        shared.invalid_params(),
+        layer_state.layer(),
+        layer_state.invalid_params(),
         call,
         Answer::from_child(data.clone(), answer),
     ) else {

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use crate::exchange::shared::Shared;
+use crate::exchange::layer_state::LayerState;
+use crate::exchange::outbound::Outbound;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 use crate::jsonrpc::timed_tools::TimedTools;
 use crate::options::Options;
@@ -22,10 +23,10 @@ use crate::upstream::url::UpstreamUrl;
 pub(crate) struct ReverseProxy {
     /// Where requests go.
     pub(crate) upstream: UpstreamUrl,
-    /// The worker's own connections to the upstream.
-    pub(crate) client: UpstreamClient,
-    /// What the exchanges of every worker share.
-    pub(crate) shared: Shared,
+    /// The worker's own connections to the upstream, and the drain.
+    pub(crate) outbound: Outbound,
+    /// The layer and the state every worker's exchanges share with it.
+    pub(crate) layer_state: LayerState,
     /// How long the upstream's response head may take.
     pub(crate) head_timeout: HeadTimeout,
     /// The tools whose calls the layer holds a timer for; any other call is
@@ -36,9 +37,6 @@ pub(crate) struct ReverseProxy {
     /// The clients' connections of every worker, under the limits on
     /// clients.
     pub(crate) connections: Arc<Connections>,
-    /// Where the process is in its life: serving, draining, or past the
-    /// drain timeout.
-    pub(crate) drain: Drain,
 }
 
 impl ReverseProxy {
@@ -52,9 +50,9 @@ impl ReverseProxy {
     ) -> Self {
         Self {
             upstream,
-            client,
+            outbound: Outbound { client, drain },
             // Spans say what carries the session: HTTP over TCP.
-            shared: Shared::new(
+            layer_state: LayerState::new(
                 options.layer().network_transport("tcp"),
                 InvalidParamsAsToolErrors::new(options.invalid_params_as_tool_errors),
             ),
@@ -62,7 +60,6 @@ impl ReverseProxy {
             timed_tools: options.timed_tools(),
             forwarded_headers: options.forwarded.unwrap_or_default(),
             connections,
-            drain,
         }
     }
 
@@ -71,13 +68,15 @@ impl ReverseProxy {
     pub(crate) fn for_worker(&self, client: UpstreamClient) -> Self {
         Self {
             upstream: self.upstream.clone(),
-            client,
-            shared: self.shared.clone(),
+            outbound: Outbound {
+                client,
+                drain: self.outbound.drain.clone(),
+            },
+            layer_state: self.layer_state.clone(),
             head_timeout: self.head_timeout.clone(),
             timed_tools: self.timed_tools.clone(),
             forwarded_headers: self.forwarded_headers,
             connections: self.connections.clone(),
-            drain: self.drain.clone(),
         }
     }
 }

@@ -42,7 +42,7 @@ impl Site for ReverseProxy {
     }
 
     fn drain(&self) -> &Drain {
-        &self.drain
+        &self.outbound.drain
     }
 
     fn handle(
@@ -87,8 +87,8 @@ async fn handle(
             // process relayed are rewritten there too.
             let headers = parts.headers.clone();
             let request = Request::from_parts(parts, streamed(body));
-            break 'answer match proxy.client.request(request).await {
-                Ok(response) => replayed::response(proxy.shared.clone(), &headers, response),
+            break 'answer match proxy.outbound.client.request(request).await {
+                Ok(response) => replayed::response(proxy.layer_state.clone(), &headers, response),
                 Err(error) => bad_gateway(&proxy, &error),
             };
         }
@@ -101,16 +101,15 @@ async fn handle(
         };
         if let Some(call) = DirectCall::read(&bytes, &parts.headers, &proxy.timed_tools) {
             proxy
-                .shared
+                .layer_state
                 .seen_calls()
                 .remember_call(&parts.headers, call.id(), call.tool());
             // The answer is read: it must come as the server wrote it.
             parts.headers.remove(header::ACCEPT_ENCODING);
             let request = Request::from_parts(parts, whole(bytes));
             break 'answer direct_call::exchange(
-                &proxy.shared,
-                &proxy.client,
-                &proxy.drain,
+                &proxy.layer_state,
+                &proxy.outbound,
                 request,
                 call,
             )
@@ -142,7 +141,11 @@ async fn handle(
         };
         // Before it goes upstream: the calls it makes, and those it cancels
         // (the server may end a cancelled call's stream at once).
-        if proxy.shared.seen_calls().remember(&parts.headers, &message) {
+        if proxy
+            .layer_state
+            .seen_calls()
+            .remember(&parts.headers, &message)
+        {
             // The proxy cancelled that call already: the server was told.
             break 'answer no_answer_response();
         }
@@ -155,8 +158,9 @@ async fn handle(
         parts.headers.remove(header::ACCEPT_ENCODING);
         crate::telemetry::header_trace_context(&parts.headers, &mut message);
         exchange(
-            (&proxy.shared, &proxy.client),
-            (&proxy.drain, &proxy.head_timeout),
+            &proxy.layer_state,
+            &proxy.outbound,
+            &proxy.head_timeout,
             Request::from_parts(parts, whole(bytes)),
             message,
             &opened,
@@ -172,7 +176,7 @@ async fn handle(
 /// Forwards a request, and its response back, as they stream; a response
 /// that never came is a 502, as a reverse proxy answers.
 async fn forward(proxy: &ReverseProxy, request: Request<ProxyBody>) -> Response<ProxyBody> {
-    match proxy.client.request(request).await {
+    match proxy.outbound.client.request(request).await {
         Ok(response) => passed_through(response),
         Err(error) => bad_gateway(proxy, &error),
     }
@@ -183,9 +187,14 @@ async fn forward(proxy: &ReverseProxy, request: Request<ProxyBody>) -> Response<
 /// stdio mode answers a request it refuses.
 fn refusal_response(proxy: &ReverseProxy, message: Value, refusal: Answer) -> Response<ProxyBody> {
     let made = refusal.value.clone();
-    let shared = &proxy.shared;
-    let answer = layer_over_answer(shared.layer(), shared.invalid_params(), message, refusal)
-        .unwrap_or_else(|| Answer::made(made));
+    let layer_state = &proxy.layer_state;
+    let answer = layer_over_answer(
+        layer_state.layer(),
+        layer_state.invalid_params(),
+        message,
+        refusal,
+    )
+    .unwrap_or_else(|| Answer::made(made));
     let mut bytes = answer.into_line().0;
     // A made answer is a line: the body ends it.
     if bytes.last() == Some(&b'\n') {
@@ -201,7 +210,7 @@ fn bad_gateway(
 ) -> Response<ProxyBody> {
     crate::telemetry::log(&format!(
         "cannot forward to {}: {}",
-        proxy.client.endpoint(),
+        proxy.outbound.client.endpoint(),
         describe(error)
     ));
     status_only(StatusCode::BAD_GATEWAY)

@@ -1,9 +1,10 @@
-//! What the exchanges of every worker share, and nothing else: the layer,
-//! whose memory of tasks every exchange reads through a clone of it, the
+//! The layer and the state the exchanges of every worker share with it: the
+//! layer itself, whose memory of tasks every exchange reads through it, the
 //! memory of `--invalid-params-as-tool-errors`, the server task ids this
 //! process knows the tools of, and the `tools/call`s relayed in each
 //! session. What a worker has of its own (its client of the upstream) and
-//! what the server owns (the drain) are given to each exchange beside it.
+//! what the server owns (the drain) go to each exchange beside it
+//! ([`Outbound`](crate::exchange::outbound::Outbound)).
 
 use std::sync::Arc;
 
@@ -13,10 +14,10 @@ use crate::exchange::seen_calls::SeenCalls;
 use crate::exchange::task_ids::KnownTasks;
 use crate::jsonrpc::invalid_params::InvalidParamsAsToolErrors;
 
-/// What the exchanges of every worker share; a clone is a reference to the
-/// same.
+/// The layer and the state every worker's exchanges share with it; a clone
+/// is a reference to the same.
 #[derive(Debug, Clone)]
-pub(crate) struct Shared(Arc<Memories>);
+pub(crate) struct LayerState(Arc<Memories>);
 
 #[derive(Debug)]
 struct Memories {
@@ -26,7 +27,7 @@ struct Memories {
     seen_calls: SeenCalls,
 }
 
-impl Shared {
+impl LayerState {
     /// Exchanges layered by `layer`, with `invalid_params`, knowing no task
     /// and no call yet.
     pub(crate) fn new(
