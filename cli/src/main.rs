@@ -28,14 +28,6 @@
 //! after a burst) and `telemetry` (the command's log, OTLP export). A part
 //! uses only the parts below it: `docs/cli.md` draws the map.
 
-/// An event of the command's own log (`telemetry`), at `$level` (`info`,
-/// `warn`, `error`), with `tracing`'s fields and message.
-macro_rules! event {
-    ($level:ident, $($rest:tt)+) => {
-        tracing::$level!(target: crate::telemetry::TARGET, $($rest)+)
-    };
-}
-
 mod bridge;
 mod exchange;
 mod http;

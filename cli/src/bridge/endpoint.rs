@@ -26,15 +26,15 @@ use crate::bridge::pool::{self, Pool};
 use crate::bridge::routes::{self, Registration, Sent, call_request, event};
 use crate::bridge::session::Session;
 use crate::bridge::sessions::{Refusal, Sessions};
-use crate::http::body::{ChannelBody, ProxyBody, whole};
-use crate::http::own_response::{json_error, parse_error, status_only};
+use crate::http::body::{ChannelBody, ProxyBody};
+use crate::http::own_response::{json_error, made_response, parse_error, status_only};
 use crate::http::peer::Peer;
 use crate::http::whole_request::read_whole;
 use crate::jsonrpc::id_in_use;
 use crate::jsonrpc::member::{Member, members};
 use crate::jsonrpc::message::{Answer, cancelled_ids_among, requests_among};
 use crate::jsonrpc::nested;
-use crate::jsonrpc::own_answer::{self, INVALID_REQUEST};
+use crate::jsonrpc::own_answer::{self, INTERNAL_ERROR, INVALID_REQUEST};
 use crate::server::activity::{Activity, RequestBody, ResponseBody};
 use crate::server::connections::Connections;
 use crate::server::drain::Drain;
@@ -260,7 +260,11 @@ impl Bridge {
         let requests: Vec<Value> = sent.iter().map(|sent| sent.request.clone()).collect();
         let (events, body) = ChannelBody::new();
         if child.register(sent, &events).is_err() {
-            return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+            return json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INTERNAL_ERROR,
+                "The server exited",
+            );
         }
         match child.send(&nested::to_vec(&message)) {
             Queued::Yes => child.withdraw(&translated.cancelled),
@@ -272,7 +276,11 @@ impl Bridge {
             }
             Queued::Closed => {
                 child.withdraw(&ids);
-                return json_error(StatusCode::SERVICE_UNAVAILABLE, -32603, "The server exited");
+                return json_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    INTERNAL_ERROR,
+                    "The server exited",
+                );
             }
         }
         drop(events);
@@ -458,13 +466,7 @@ async fn json_answer(body: ChannelBody) -> Response<ProxyBody> {
             last = data;
         }
     }
-    let data = routes::data(&last).to_vec();
-    let mut response = Response::new(whole(data));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    made_response(routes::data(&last).to_vec())
 }
 
 /// The answer when no session could be opened.
@@ -485,7 +487,7 @@ fn refused(refusal: Refusal) -> Response<ProxyBody> {
         }
         Refusal::Start(message) => {
             crate::telemetry::log(&message);
-            json_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, &message)
+            json_error(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_ERROR, &message)
         }
     }
 }

@@ -3,7 +3,7 @@
 //! as in the stdio mode. It is the stdio mode's child
 //! ([`Relay`](crate::stdio::relay::Relay), on a pair of pipes per session)
 //! behind the server both listening modes share
-//! ([`accept`](crate::server::listener::accept): the limits on clients, the
+//! ([`crate::server::listener::accept`]: the limits on clients, the
 //! drain, the health listener). It uses nothing of the reverse proxy's own
 //! parts.
 //!
@@ -53,6 +53,7 @@ use crate::server::connections::Connections;
 use crate::server::listener::{accept, accept_queued, bind};
 use crate::server::stopping::Stopping;
 use crate::stdio::{environment, exit_status};
+use crate::telemetry::event;
 
 /// The endpoint's path when `--path` is not given.
 const DEFAULT_PATH: &str = "/mcp";

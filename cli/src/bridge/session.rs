@@ -28,6 +28,7 @@ use crate::options::Options;
 use crate::signals::Forwarded;
 use crate::stdio::client_io::ClientOutput;
 use crate::stdio::relay::{ClientPipes, Relay, StartError};
+use crate::telemetry::event;
 
 /// How long a session's child may take to exit on its own once its stdin is
 /// closed, before it gets SIGTERM (servers on the Python SDK take more than a

@@ -15,6 +15,7 @@ use crate::bridge::session_id;
 use crate::options::Options;
 use crate::stdio::exit_status::describe;
 use crate::stdio::relay::StartError;
+use crate::telemetry::event;
 
 /// `--max-sessions` when not given.
 pub(crate) const DEFAULT_MAX_SESSIONS: usize = 64;
@@ -24,7 +25,8 @@ pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long the bridge waits for its children to exit once their sessions
 /// have ended: each gets SIGKILL, with its group, 5 s after its session
-/// ended ([`KILL_AFTER`](crate::bridge::session::KILL_AFTER)); what is left of a group whose first process exited
+/// ended ([`KILL_AFTER`](crate::bridge::session::KILL_AFTER)); what is left of
+/// a group whose first process exited
 /// by itself gets SIGKILL at the end of its grace (5 s); and the relay
 /// writes its last answers (2 s at most).
 const EXIT_WAIT: Duration = Duration::from_secs(13);

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use crate::telemetry::event;
 use tokio::time::Instant;
 
 /// How often the file is looked at, at most.

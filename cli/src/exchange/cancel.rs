@@ -5,7 +5,7 @@
 //!
 //! A call the client cancelled itself (its own `notifications/cancelled`, on
 //! any connection of the session, which went to the server as it was: see
-//! [`SeenCalls`](crate::exchange::seen_calls::SeenCalls)) is withdrawn, as the
+//! [`crate::exchange::seen_calls::SeenCalls`]) is withdrawn, as the
 //! stdio mode withdraws it: the proxy neither answers it (the client has
 //! forgotten the id, and the TypeScript SDK reports an answer to it as an
 //! error) nor cancels it a second time; and the client's cancellation of a
@@ -22,6 +22,7 @@ use crate::exchange::seen_calls::SeenCalls;
 use crate::http::body::{ProxyBody, whole};
 use crate::jsonrpc::message::{answers, response_ids};
 use crate::telemetry::describe;
+use crate::telemetry::event;
 
 /// The headers `notifications/cancelled` carries from the request it cancels:
 /// the server finds the session, the protocol revision and the caller with them.

@@ -17,7 +17,9 @@ use mcp_tool_errors::NoAnswer;
 use serde_json::Value;
 
 use crate::http::body::MAX_MESSAGE_BYTES;
+use crate::jsonrpc::own_answer;
 use crate::telemetry::describe;
+use crate::telemetry::event;
 use crate::upstream::client::UpstreamError;
 
 /// Why the upstream did not answer a request.
@@ -83,15 +85,7 @@ impl Failure {
     /// ([`answer_rewriter`](crate::exchange::answer_rewriter)), so that the proxy
     /// never answers a request twice. `Null` when there is none.
     pub(crate) fn answer_to(self, requests: &[(Value, bool)], batch: bool) -> Value {
-        let sentence = self.sentence();
-        let mut answers = requests.iter().map(|(id, is_tool_call)| {
-            crate::jsonrpc::own_answer::unanswered(id, *is_tool_call, &sentence, self.reason())
-        });
-        if batch {
-            Value::Array(answers.collect())
-        } else {
-            answers.next().unwrap_or(Value::Null)
-        }
+        own_answer::unanswered_all(requests, batch, &self.sentence(), self.reason())
     }
 }
 

@@ -85,9 +85,10 @@ async fn relay(
             }
         }
         if splitter.held() > MAX_MESSAGE_BYTES {
-            crate::telemetry::log(
-                "an event of more than 16 MiB on a GET stream: the rest passes unread",
-            );
+            crate::telemetry::log(&format!(
+                "an event of more than {} MiB on a GET stream: the rest passes unread",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ));
             let rest = std::mem::take(&mut splitter).into_rest();
             if events.send(Bytes::from(rest)).await.is_err() {
                 return;

@@ -6,7 +6,8 @@
 //! `member` (what a message is, and each message of a batch: a request, a
 //! cancellation, a response),
 //! `message` (an answer, its bytes and its value), `layer_request` (the request handed to
-//! the layer), `method` (the methods told apart), `splice` (a changed answer written as the server's bytes),
+//! the layer), `method` (the methods told apart), `splice` (a changed answer
+//! written as the server's bytes),
 //! `tool_error_texts` (a tool error's texts read from its answer's bytes),
 //! `nested` (JSON of any depth), `invalid_params` (the `-32602` conversion),
 //! `own_answer` (the answers the command makes itself), `id_in_use` (the

@@ -30,6 +30,7 @@ use crate::server::listener::{accept, accept_queued, bind};
 use crate::server::stopping::Stopping;
 use crate::server::workers::{self, Workers};
 use crate::server::{admin, client_limits};
+use crate::telemetry::event;
 use crate::upstream::client::UpstreamClient;
 use crate::upstream::url::{self, UpstreamUrl};
 

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::telemetry::event;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;

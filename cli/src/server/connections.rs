@@ -13,7 +13,7 @@
 //! No timer per connection: a timer pending in a worker's runtime makes each
 //! of its turns dearer (see `idle`, where the same choice was measured). Each
 //! connection writes down what it does and since when
-//! ([`Activity`](crate::server::activity::Activity)), and a thread of the
+//! ([`crate::server::activity::Activity`]), and a thread of the
 //! process, the sweep, reads them ten times per shortest limit (at most a
 //! second apart), so that a connection is closed within a tenth of its limit
 //! of it, early or late (the time a connection writes is the sweep's last).

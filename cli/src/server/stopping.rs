@@ -1,5 +1,5 @@
 //! How a listening mode (the HTTP mode, the bridge) stops: SIGTERM or SIGINT
-//! ends the accept loop, then the drain ([`drain`](crate::server::drain)) gives
+//! ends the accept loop, then the drain ([`crate::server::drain`]) gives
 //! the calls in flight `--drain-timeout`; a second signal ends the drain at
 //! once (what is still waiting is answered then), a third exits without
 //! waiting for those answers to be written.
@@ -10,6 +10,7 @@ use tokio::sync::watch;
 
 use crate::server::drain::{self, Drain, Phase};
 use crate::signals::Stops;
+use crate::telemetry::event;
 
 /// The signals that stop the process, and the drain they start.
 #[derive(Debug)]

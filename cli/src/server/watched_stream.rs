@@ -22,7 +22,9 @@ const LINGER_BYTES: u64 = 64 << 20;
 ///
 /// When the proxy ends a connection, its socket's sending side is shut down
 /// and what the client still sends is read and discarded until the client
-/// closes its own side, for [`LINGER_TIME`](crate::server::activity::LINGER_TIME) and [`LINGER_BYTES`] at most, as
+/// closes its own side, for
+/// [`LINGER_TIME`](crate::server::activity::LINGER_TIME) and [`LINGER_BYTES`]
+/// at most, as
 /// nginx's `lingering_close` does: a socket closed with bytes unread sends
 /// the client a reset, which can reach it before it has read the answer (an
 /// early `413` to a client still sending its body), and then the answer is

@@ -4,7 +4,8 @@
 //!
 //! Remembered only as long as needed, with a bound: an id is forgotten when the
 //! client reuses it, or when [`REMEMBERED`] newer ids were given up since (a
-//! late answer does not end it: the client may still cancel the request). Each id is held as a 64-bit
+//! late answer does not end it: the client may still cancel the request). Each
+//! id is held as a 64-bit
 //! hash, so a long id costs what a short one does: memory stays bounded under
 //! any traffic. The table is asked only about ids that are not in flight, so a
 //! hash collision can cost no answer the client awaits; at worst a response

@@ -12,7 +12,8 @@
 //! side of the pipes), `from_client` and `from_child` (the threads relaying
 //! each direction), `in_flight` (matching answers to requests by id),
 //! `given_up` (the bounded memory of ids given up), `own_lines` (the wrapper's
-//! own lines to the child, one bounded queue with one writer), `exit_status`, `environment` (what the child's environment
+//! own lines to the child, one bounded queue with one writer), `exit_status`,
+//! `environment` (what the child's environment
 //! holds), `process_group` (the child's group, ended before the child is
 //! reaped), `stdout_holders` (what holds the child's stdout from outside its
 //! group once it exited, killed), and `relay` (one child relayed to one
@@ -41,6 +42,7 @@ use self::exit_status::{describe, exit_code};
 use self::relay::{ClientPipes, Relay, StartError};
 use crate::options::Options;
 use crate::signals;
+use crate::telemetry::event;
 
 /// The threads of the runtime's blocking pool, which writes what the runtime
 /// answers (the layer's answers at a timeout) and the wrapper's own lines to

@@ -10,6 +10,16 @@
 //! It uses nothing of the command but its options (`observability_options`):
 //! every part writes its log here.
 
+/// An event of the command's own log, at `$level` (`info`,
+/// `warn`, `error`), with `tracing`'s fields and message.
+macro_rules! event {
+    ($level:ident, $($rest:tt)+) => {
+        tracing::$level!(target: crate::telemetry::TARGET, $($rest)+)
+    };
+}
+
+pub(crate) use event;
+
 mod http_client;
 mod log;
 mod otlp;

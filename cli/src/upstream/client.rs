@@ -11,7 +11,8 @@
 //! body that ends is what gives its connection back.
 //!
 //! The connections that wait for a request are [`Idle`]'s: at most
-//! [`MAX_IDLE`], each closed once idle for [`IDLE_TIMEOUT`]. A request that a
+//! [`MAX_IDLE`](crate::upstream::idle::MAX_IDLE), each closed once idle for
+//! [`IDLE_TIMEOUT`]. A request that a
 //! kept-alive connection closed before it was written goes on a new one.
 
 use std::pin::Pin;

@@ -9,7 +9,8 @@
 //! may cut a long tool the user did not bound). Every other request waits for
 //! the head at most `--tool-timeout` when it is set (the bound a user gave to
 //! any call), and [`DEFAULT`] otherwise. The timeout ends with the exchange's
-//! own answer for a server that did not answer in time, and the server is sent `notifications/cancelled`. Once an event stream's head
+//! own answer for a server that did not answer in time, and the server is sent
+//! `notifications/cancelled`. Once an event stream's head
 //! has come, the stream is the server's to keep open (progress can last).
 
 use std::time::Duration;
