@@ -37,7 +37,10 @@ pub(crate) fn layer_over_answer(
 /// The output of a future that is ready at its first poll: the stack over an
 /// answer already at hand.
 pub(crate) fn resolved<F: Future>(future: F) -> F::Output {
-    let future = pin!(future);
+    // Out of tokio's cooperative budget: an answer just sent on a oneshot is
+    // ready even in a task that spent its budget on other resources, where
+    // the receiver would say pending.
+    let future = pin!(tokio::task::coop::unconstrained(future));
     match future.poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(output) => output,
         Poll::Pending => unreachable!("the stack over an answer at hand is ready at once"),
