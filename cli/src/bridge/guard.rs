@@ -7,10 +7,10 @@
 //!   `Origin` the browser writes);
 //! - on a loopback listener, a request whose `Host` is not a loopback name
 //!   (`localhost`, `127.0.0.1`, `[::1]`), the listen address or the host of
-//! an origin `--allow-origin` names, whatever the port, is refused `403`, as
-//! the TypeScript SDK's servers refuse it: the
-//!   second defence against DNS rebinding, which a browser's own requests
-//!   (no `Origin` on a same-origin `GET`) would pass otherwise. A request
+//!   an origin `--allow-origin` names, whatever the port, is refused `403`,
+//!   as the TypeScript SDK's servers refuse it: the second defence against
+//!   DNS rebinding, which a browser's own requests (no `Origin` on a
+//!   same-origin `GET`) would pass otherwise. A request
 //!   without `Host` comes from no browser, and is served;
 //! - with `--auth-token-file`, a request without `Authorization: Bearer
 //!   TOKEN` is refused `401`; the scheme is read in any case and after it
