@@ -1,8 +1,9 @@
 //! The layer applied where no `tower::Service` sits (a gateway's hook after
 //! each tool call, a binding that runs the handler itself):
 //! [`ToolErrorLayer::rewrap_result`] for a `tools/call` result already at
-//! hand ([`ToolErrorLayer::rewrap_error_texts`] for its texts alone), and the layer's own answers and log text for a call its caller timed
-//! out or saw fail ([`ToolErrorLayer::tool_timeout_of`],
+//! hand ([`ToolErrorLayer::rewrap_error_texts`] for its texts alone), and
+//! the layer's own answers and log text for a call its caller timed out or
+//! saw fail ([`ToolErrorLayer::tool_timeout_of`],
 //! [`ToolErrorLayer::timed_out_result`], [`ToolErrorLayer::crashed_result`],
 //! [`ToolErrorLayer::scrub_log_text`]), and the reason it gives the server
 //! when it cancels a call at its timeout ([`TIMEOUT_CANCELLATION_REASON`]).
@@ -92,6 +93,12 @@ impl<R: ErrorRenderer> ToolErrorLayer<R> {
     /// text, the one such a result is given is inserted first. For a caller
     /// that reads a result's texts from its bytes and writes back the ones
     /// that changed, without building the result as a JSON value.
+    ///
+    /// The texts must come from a result `rewrap_result` rewraps: `isError`
+    /// `true`, `content` a list, the `text` of every `"type": "text"` item a
+    /// string. This function cannot see the result, so it rewrites whatever
+    /// it is given; for any other result call `rewrap_result`, which leaves
+    /// it as it is.
     ///
     /// ```
     /// use mcp_tool_errors::ToolErrorLayer;

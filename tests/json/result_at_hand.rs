@@ -207,6 +207,73 @@ fn error_texts_are_rewrapped_as_over_json() {
     }
 }
 
+/// `rewrap_error_texts` cannot see the result its texts came from: given the
+/// texts of a result that `rewrap_result` leaves as it is (no `content`, a
+/// `content` that is not a list, a text item whose text is not a string), it
+/// rewrites them all the same, and gives a result with no text one. Its docs
+/// say "as `rewrap_result` rewrites those items" and name no such
+/// precondition; this pins what a caller must check first.
+#[test]
+fn error_texts_of_a_result_left_as_it_is_are_rewritten_all_the_same() {
+    let layer = ToolErrorLayer::new();
+    let left_as_they_are = [
+        (json!({"isError": true}), vec![]),
+        (
+            json!({"content": {"type": "text", "text": "x"}, "isError": true}),
+            vec![],
+        ),
+        (
+            json!({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": 7}],
+                   "isError": true}),
+            vec!["x"],
+        ),
+    ];
+    for (result, texts) in left_as_they_are {
+        let (out, rewrapped) = at_hand(&layer, &result);
+        assert!(!rewrapped, "{result}");
+        assert_eq!(out, result);
+        let mut at_hand: Vec<String> = texts.iter().map(|text| (*text).to_owned()).collect();
+        layer.rewrap_error_texts(TOOL, &mut at_hand);
+        assert_eq!(at_hand.len(), 1, "{result}");
+        assert!(at_hand[0].starts_with("<error tool="), "{at_hand:?}");
+    }
+}
+
+/// A scrubber that panics half way: `rewrap_error_texts` makes of the texts
+/// what the layer writes over JSON (the first the fixed element, every other
+/// one emptied), whichever items lie between them.
+#[test]
+fn error_texts_under_a_panicking_scrubber_are_as_over_json() {
+    silence_expected_panics();
+    let layer = ToolErrorLayer::new().redact_with(|text: &str| -> Cow<'_, str> {
+        if text.contains("hunter2") {
+            panic!("[expected] the scrubber panicked");
+        }
+        Cow::Borrowed(text)
+    });
+    let texts = ["fine", "db password hunter2", "after"];
+    let content: Vec<Value> = texts
+        .iter()
+        .flat_map(|text| {
+            [
+                json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
+                json!({"type": "text", "text": text}),
+            ]
+        })
+        .collect();
+    let result = json!({"content": content, "isError": true});
+    let expected: Vec<String> = through_service(&layer, &result)["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "text")
+        .map(|item| item["text"].as_str().unwrap().to_owned())
+        .collect();
+    let mut at_hand: Vec<String> = texts.iter().map(|text| (*text).to_owned()).collect();
+    layer.rewrap_error_texts(TOOL, &mut at_hand);
+    assert_eq!(at_hand, expected);
+}
+
 // ---------------------------------------------------------------------------
 // The layer's own answers, for a caller that runs the call itself.
 // ---------------------------------------------------------------------------

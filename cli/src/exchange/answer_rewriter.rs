@@ -715,6 +715,254 @@ mod tests {
         }
     }
 
+    /// Answers spelled every way a grammar of tool errors allows (keys
+    /// escaped and repeated, numbers of every spelling, strings with every
+    /// escape, items of every kind, spacing anywhere, members beside
+    /// `result`): every one that is read by its texts is written as when read
+    /// whole, direct and through an exchange.
+    #[tokio::test]
+    async fn generated_tool_errors_read_by_their_texts_are_written_as_when_read_whole() {
+        let (direct, timed) = (given(false), given(true));
+        let mut random = Spelling(0x9e37_79b9_7f4a_7c15);
+        let (mut by_texts, mut compared) = (0, 0);
+        for _ in 0..20_000 {
+            let answer = random.answer();
+            let answer = answer.as_bytes();
+            if ToolErrorTexts::read(answer).is_none() {
+                continue;
+            }
+            by_texts += 1;
+            // Each layer's future is resolved by a oneshot, which spends the
+            // task's budget (128 polls): a fresh one for each answer.
+            tokio::task::yield_now().await;
+            for (given, is_direct) in [(&direct, true), (&timed, false)] {
+                let call = call("search");
+                let whole = read_whole(given, &call, answer, is_direct);
+                let got = read(given, &call, answer, is_direct);
+                compared += 1;
+                assert_eq!(
+                    got.as_deref().map(String::from_utf8_lossy),
+                    whole.as_deref().map(String::from_utf8_lossy),
+                    "direct: {is_direct}, {}",
+                    String::from_utf8_lossy(answer)
+                );
+            }
+        }
+        assert!(by_texts > 300, "only {by_texts} read by their texts");
+        assert!(compared > 0);
+    }
+
+    /// A tool error's spellings, drawn from a seed (xorshift).
+    struct Spelling(u64);
+
+    impl Spelling {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+            choices[(self.next() % choices.len() as u64) as usize]
+        }
+
+        fn chance(&mut self, percent: u64) -> bool {
+            self.next() % 100 < percent
+        }
+
+        fn space(&mut self) -> &'static str {
+            self.pick(&["", "", "", " ", "\n", "\t", "\r\n  "])
+        }
+
+        fn key(&mut self, name: &str) -> String {
+            match self.next() % 20 {
+                0 => format!("\"\\u{:04x}{}\"", name.as_bytes()[0], &name[1..]),
+                _ => format!("\"{name}\""),
+            }
+        }
+
+        fn string(&mut self) -> String {
+            let mut text = String::from("\"");
+            for _ in 0..self.next() % 6 {
+                text.push_str(self.pick(&[
+                    "a",
+                    "\\u00e9",
+                    "\\ud83d\\ude00",
+                    "\\/",
+                    "\\n",
+                    "\\\"",
+                    "\\\\",
+                    "</error>",
+                    "<error tool=\\\"search\\\">\\n",
+                    "\\u0000",
+                    "\\t",
+                    "é",
+                    "\u{7f}",
+                    "\\ud800",
+                    "\\udc00",
+                    "password=hunter2",
+                    "\\u003c",
+                    "text",
+                    "\\uD83D\\uDE00",
+                ]));
+            }
+            text.push('"');
+            text
+        }
+
+        fn number(&mut self) -> String {
+            self.pick(&[
+                "1",
+                "-0",
+                "1.0",
+                "1e2",
+                "1E+2",
+                "0.1e-2",
+                "1e400",
+                "-1e400",
+                "123456789012345678901234567890",
+                "18446744073709551616",
+                "5e-324",
+                "1.50",
+                "-9223372036854775809",
+                "0.30000000000000004",
+            ])
+            .to_owned()
+        }
+
+        fn scalar(&mut self) -> String {
+            match self.next() % 5 {
+                0 => self.string(),
+                1 => self.number(),
+                2 => self.pick(&["true", "false", "null"]).to_owned(),
+                _ => self.string(),
+            }
+        }
+
+        fn value(&mut self, depth: u32) -> String {
+            if depth == 0 || self.chance(50) {
+                return self.scalar();
+            }
+            if self.chance(50) {
+                let items: Vec<String> = (0..self.next() % 3)
+                    .map(|_| self.value(depth - 1))
+                    .collect();
+                format!("[{}]", items.join(","))
+            } else {
+                let names = ["a", "b", "text", "type", "_meta", "isError", "content"];
+                let members: Vec<String> = (0..self.next() % 4)
+                    .map(|_| {
+                        let name = self.pick(&names);
+                        format!("{}:{}", self.key(name), self.value(depth - 1))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+
+        fn object(&mut self, members: Vec<(String, String)>) -> String {
+            let written: Vec<String> = members
+                .into_iter()
+                .map(|(name, value)| {
+                    let (a, b, c, d) = (self.space(), self.space(), self.space(), self.space());
+                    format!("{a}{}{b}:{c}{value}{d}", self.key(&name))
+                })
+                .collect();
+            format!("{{{}}}", written.join(","))
+        }
+
+        fn item(&mut self) -> String {
+            match self.next() % 10 {
+                0 => self.scalar(),
+                1 => self.value(2),
+                2..=6 => {
+                    let mut members = vec![
+                        (
+                            "type".to_owned(),
+                            self.pick(&[
+                                "\"text\"",
+                                "\"text\"",
+                                "\"te\\u0078t\"",
+                                "\"image\"",
+                                "\"Text\"",
+                                "7",
+                            ])
+                            .to_owned(),
+                        ),
+                        (
+                            "text".to_owned(),
+                            if self.chance(90) {
+                                self.string()
+                            } else {
+                                self.value(1)
+                            },
+                        ),
+                    ];
+                    if self.chance(20) {
+                        members.push(("annotations".to_owned(), self.value(2)));
+                    }
+                    if self.chance(10) {
+                        members.push(("text".to_owned(), self.string()));
+                    }
+                    if self.chance(50) {
+                        members.reverse();
+                    }
+                    self.object(members)
+                }
+                _ => {
+                    let members = vec![
+                        ("type".to_owned(), "\"image\"".to_owned()),
+                        ("data".to_owned(), self.string()),
+                        ("mimeType".to_owned(), "\"image/png\"".to_owned()),
+                    ];
+                    self.object(members)
+                }
+            }
+        }
+
+        fn answer(&mut self) -> String {
+            let items: Vec<String> = (0..1 + self.next() % 4).map(|_| self.item()).collect();
+            let content = format!("[{}{}]", self.space(), items.join(","));
+            let mut result = vec![
+                ("content".to_owned(), content),
+                (
+                    "isError".to_owned(),
+                    self.pick(&["true", "true", "true", "\"true\"", "1"])
+                        .to_owned(),
+                ),
+            ];
+            for name in ["structuredContent", "_meta", "isError", "content"] {
+                if self.chance(15) {
+                    let value = self.value(3);
+                    result.push((name.to_owned(), value));
+                }
+            }
+            if self.chance(50) {
+                result.reverse();
+            }
+            let result = self.object(result);
+            let id = self
+                .pick(&["7", "7", "7.0", "7e0", "70e-1", "0.7e1"])
+                .to_owned();
+            let mut answer = vec![
+                ("jsonrpc".to_owned(), "\"2.0\"".to_owned()),
+                ("id".to_owned(), id),
+                ("result".to_owned(), result),
+            ];
+            if self.chance(5) {
+                answer.push((
+                    self.pick(&["error", "method", "id", "x"]).to_owned(),
+                    self.value(1),
+                ));
+            }
+            if self.chance(30) {
+                answer.reverse();
+            }
+            format!("{}{}{}", self.space(), self.object(answer), self.space())
+        }
+    }
+
     #[test]
     fn a_batch_an_error_response_or_a_task_handle_is_not_read_by_its_texts() {
         for answer in [
