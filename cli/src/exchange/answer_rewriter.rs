@@ -732,9 +732,6 @@ mod tests {
                 continue;
             }
             by_texts += 1;
-            // Each layer's future is resolved by a oneshot, which spends the
-            // task's budget (128 polls): a fresh one for each answer.
-            tokio::task::yield_now().await;
             for (given, is_direct) in [(&direct, true), (&timed, false)] {
                 let call = call("search");
                 let whole = read_whole(given, &call, answer, is_direct);
