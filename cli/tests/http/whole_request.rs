@@ -20,9 +20,11 @@ const BOUND: usize = 16 * 1024 * 1024;
 const REFUSED: &str = "refused a request of more than 16777216 bytes";
 
 /// `head` (its lines, without the blank line that ends it) and `body` written
-/// to `address` as one `POST /mcp`, the writing side then shut; what the
-/// client reads back, to the end of the connection.
-async fn exchange(address: SocketAddr, head: &[String], body: &[u8]) -> String {
+/// to `address` as one `POST /mcp`, the writing side then shut when `shut`;
+/// what the client reads back, to the end of the connection, or, while its
+/// writing side is open, to the end of the answer's head (an answer here has
+/// no body but the one `status_and_body` reads after it).
+async fn exchange(address: SocketAddr, head: &[String], body: &[u8], shut: bool) -> String {
     bounded("the answer", async {
         let mut stream = TcpStream::connect(address).await.expect("a connection");
         let (mut reading, mut writing) = stream.split();
@@ -33,12 +35,28 @@ async fn exchange(address: SocketAddr, head: &[String], body: &[u8]) -> String {
             // The server may end its side once it has answered: what it
             // no longer reads is not this test's concern.
             let _ = writing.write_all(&request).await;
-            let _ = writing.shutdown().await;
+            if shut {
+                let _ = writing.shutdown().await;
+            }
         };
         let mut answer = Vec::new();
-        let read = reading.read_to_end(&mut answer);
-        let ((), read) = tokio::join!(write, read);
-        read.expect("the answer");
+        let read = async {
+            let mut buffer = [0; 4096];
+            loop {
+                match reading.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => answer.extend_from_slice(&buffer[..read]),
+                }
+                if !shut && answer.windows(4).any(|window| window == b"\r\n\r\n") {
+                    break;
+                }
+            }
+        };
+        // The answer read, what is left of the body is not sent.
+        tokio::select! {
+            () = async { write.await; std::future::pending::<()>().await } => {}
+            () = read => {}
+        }
         String::from_utf8_lossy(&answer).into_owned()
     })
     .await
@@ -62,10 +80,11 @@ fn padded_call(length: usize) -> Vec<u8> {
     call
 }
 
-/// The status line and the body of `answer`, its `date` left out.
-fn status_and_body(answer: &str) -> (&str, &str) {
-    let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
-    (head.lines().next().expect("a status line"), body)
+/// The status line and the body of `answer`, its `date` left out; `None`
+/// when it holds no whole head.
+fn status_and_body(answer: &str) -> Option<(&str, &str)> {
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?, body))
 }
 
 #[tokio::test]
@@ -77,15 +96,19 @@ async fn a_body_past_the_bound_is_refused_413_and_logged_in_either_mode() {
         ("the reverse proxy", proxy.address),
         ("the bridge", bridge.process.address),
     ] {
+        // Its writing side kept open: a client that shuts it once its body
+        // is sent may see the connection closed before the answer (hyper's
+        // connections do not serve half-closed ones).
         let answer = exchange(
             address,
             &post_head(address, BOUND + 1),
             &padded_call(BOUND + 1),
+            false,
         )
         .await;
         assert_eq!(
             status_and_body(&answer),
-            ("HTTP/1.1 413 Payload Too Large", ""),
+            Some(("HTTP/1.1 413 Payload Too Large", "")),
             "{mode}: {answer:?}"
         );
     }
@@ -113,10 +136,10 @@ async fn a_body_that_breaks_off_is_answered_400_with_no_body_in_either_mode() {
         ("the bridge", bridge.process.address),
     ] {
         // A length of 100, and the connection's writing side shut after 10.
-        let answer = exchange(address, &post_head(address, 100), br#"{"jsonrpc""#).await;
+        let answer = exchange(address, &post_head(address, 100), br#"{"jsonrpc""#, true).await;
         assert_eq!(
             status_and_body(&answer),
-            ("HTTP/1.1 400 Bad Request", ""),
+            Some(("HTTP/1.1 400 Bad Request", "")),
             "{mode}: {answer:?}"
         );
         assert!(!answer.contains("content-type"), "{mode}: {answer:?}");
