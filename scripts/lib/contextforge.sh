@@ -87,9 +87,11 @@ EOF
   local jwt_secret
   jwt_secret=$(sed -n 's/^JWT_SECRET_KEY=//p' "$gateway_dir/.env" | tr -d "\"'")
   [[ -n $jwt_secret ]] || die "init-secrets wrote no JWT_SECRET_KEY"
-  # The admin's bearer token, signed with that secret by the gateway's own tool.
+  # The admin's bearer token, signed with that secret by the gateway's own tool
+  # (`--secret=`: a random secret may begin with `-`, which argparse would
+  # read as an option).
   token=$(cd "$gateway_dir" && "$python" -m mcpgateway.utils.create_jwt_token \
-    --username admin@example.com --admin --exp 60 --secret "$jwt_secret" 2>"$work/token.log" | tail -n 1) || true
+    --username admin@example.com --admin --exp 60 --secret="$jwt_secret" 2>"$work/token.log" | tail -n 1) || true
   [[ $token == ey* ]] || { cat "$work/token.log" >&2; die "the gateway's create_jwt_token made no token"; }
 }
 
